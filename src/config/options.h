@@ -1,0 +1,88 @@
+// The one option table (mimalloc options.c): every option has a name, a type,
+// a default, an accepted range and a help line. Sources, later wins: built-in
+// defaults, /etc/mtier.conf, the MTIER_CONF file or string, MTIER_<NAME>
+// variables (jemalloc's order). Parsing allocates only std::string/vector and
+// is done once at init; nothing here runs on the fault path.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mtier {
+
+enum class OptionSource { kDefault, kFile, kConf, kEnv, kApi };
+const char* option_source_name(OptionSource s);  // "default", "/etc/mtier.conf", ...
+
+// The options in effect. Sizes are bytes; a size option may be given as
+// "64M", "2G", "4096", and where the table allows it as "25%" of a base
+// (physical memory for dram_bytes).
+struct Options {
+  uint64_t region_bytes = 0;        // virtual reservation; 0 = auto (RAM + stores, >= 64 GiB)
+  uint64_t dram_bytes = 0;          // DRAM budget; 0 = auto (50% of physical memory)
+  unsigned high_watermark = 95;     // % of budget at which eviction starts
+  unsigned low_watermark = 85;      // % of budget eviction brings residency down to
+  int dram_node = -1;               // NUMA node for DRAM pages (-1 = kernel's choice)
+  std::string store_path;           // file store: file or directory ("" = /var/tmp)
+  uint64_t store_bytes = 0;         // file store capacity; 0 = auto (2x physical memory)
+  std::string pmem_path;            // PMem store ("" = none)
+  uint64_t pmem_bytes = 0;          // PMem store capacity; 0 = device size
+  unsigned queue_depth = 32;        // io_uring depth for batched eviction / prefetch
+  unsigned prefetch_pages = 0;      // adjacent absent pages fetched with a missing one
+  uint64_t scan_rate = 262144;      // sampler: pages zapped per second, upper bound
+  unsigned evict_batch = 64;        // pages written back per eviction batch
+  uint64_t min_bytes = 64ull << 20; // preload: allocations >= this become tables
+  std::string names;                // preload: comma-separated table names, allocation order
+  bool verbose = false;             // print options in effect and an exit summary
+};
+
+enum class OptionType { kSize, kPercent, kUnsigned, kInt, kBool, kString };
+
+struct OptionInfo {
+  const char* name;       // lower-case name; env var is MTIER_<NAME upper-case>
+  OptionType type;
+  const char* default_text;  // as shown in help and mtier.conf(5)
+  uint64_t min, max;         // accepted range for numeric types
+  bool allow_percent;        // a size that also accepts "N%" of the base
+  const char* help;
+};
+
+// The table itself, for help output, the man page test and `mtier config`.
+const std::vector<OptionInfo>& option_table();
+
+class OptionSet {
+ public:
+  OptionSet();  // built-in defaults
+  // Applies one name=value. Returns 0, or -EINVAL with *why set to a message
+  // that names the option, the value and the accepted range.
+  [[nodiscard]] int set(const std::string& name, const std::string& value, OptionSource src,
+                        std::string* why);
+  // Parses config text: "name = value" lines, '#' comments, blank lines;
+  // also accepts "name=value,name=value" on one line (MTIER_CONF as a string).
+  // Returns 0 or -EINVAL (*why names the line, option and value).
+  [[nodiscard]] int load_text(const std::string& text, OptionSource src, std::string* why);
+  // Reads a config file; a missing file is not an error (returns 0) unless `required`.
+  [[nodiscard]] int load_file(const std::string& path, OptionSource src, bool required,
+                              std::string* why);
+  // Applies MTIER_<NAME> variables from envp (nullptr-terminated); unknown
+  // MTIER_ names are reported as errors too (a typo must not pass silently).
+  [[nodiscard]] int load_env(char** envp, std::string* why);
+  // All sources in order: /etc/mtier.conf (or `etc_path`), MTIER_CONF
+  // (a path if it names a readable file, else option text), MTIER_* env.
+  [[nodiscard]] int load_all(char** envp, std::string* why, const char* etc_path = "/etc/mtier.conf");
+
+  const Options& get() const { return opts_; }
+  Options& mutable_get() { return opts_; }
+  OptionSource source(const std::string& name) const;
+  // One line per option: "name = value (source)", for MTIER_VERBOSE.
+  std::string describe() const;
+
+ private:
+  Options opts_;
+  std::vector<OptionSource> sources_;
+};
+
+// Parses "4096", "64K", "64M", "2G", "1T" (binary units, case-insensitive,
+// optional trailing 'B' / "iB"). Returns 0 or -EINVAL / -ERANGE.
+[[nodiscard]] int parse_size(const std::string& text, uint64_t* out);
+
+}  // namespace mtier

@@ -1,0 +1,112 @@
+#include "sys/uffd.h"
+
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace mtier::sys {
+namespace {
+
+int ioctl_errno(int fd, unsigned long req, void* arg) {
+  return ioctl(fd, req, arg) == 0 ? 0 : -errno;
+}
+
+int open_raw() {
+  int fd = static_cast<int>(syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK));
+  if (fd >= 0) return fd;
+  int err = errno;
+  int dev = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC);
+  if (dev < 0) return -err;
+  fd = ioctl(dev, USERFAULTFD_IOC_NEW, O_CLOEXEC | O_NONBLOCK);
+  err = errno;
+  close(dev);
+  return fd >= 0 ? fd : -err;
+}
+
+}  // namespace
+
+int uffd_open(uint64_t wanted, uint64_t* got) {
+  // Probe what the kernel offers, then open again asking for the overlap:
+  // UFFDIO_API may only be called once per fd.
+  int probe = open_raw();
+  if (probe < 0) return probe;
+  struct uffdio_api api = {};
+  api.api = UFFD_API;
+  int rc = ioctl_errno(probe, UFFDIO_API, &api);
+  close(probe);
+  if (rc < 0) return rc;
+  int fd = open_raw();
+  if (fd < 0) return fd;
+  struct uffdio_api req = {};
+  req.api = UFFD_API;
+  req.features = wanted & api.features;
+  rc = ioctl_errno(fd, UFFDIO_API, &req);
+  if (rc < 0) {
+    close(fd);
+    return rc;
+  }
+  if (got) *got = api.features;
+  return fd;
+}
+
+int uffd_register(int fd, void* addr, size_t len, uint64_t modes) {
+  struct uffdio_register reg = {};
+  reg.range.start = reinterpret_cast<uintptr_t>(addr);
+  reg.range.len = len;
+  reg.mode = modes;
+  return ioctl_errno(fd, UFFDIO_REGISTER, &reg);
+}
+
+int uffd_unregister(int fd, void* addr, size_t len) {
+  struct uffdio_range r = {reinterpret_cast<uintptr_t>(addr), len};
+  return ioctl_errno(fd, UFFDIO_UNREGISTER, &r);
+}
+
+int uffd_copy(int fd, void* dst, const void* src, size_t len, bool wp, bool dontwake) {
+  struct uffdio_copy c = {};
+  c.dst = reinterpret_cast<uintptr_t>(dst);
+  c.src = reinterpret_cast<uintptr_t>(src);
+  c.len = len;
+  c.mode = (wp ? UFFDIO_COPY_MODE_WP : 0) | (dontwake ? UFFDIO_COPY_MODE_DONTWAKE : 0);
+  return ioctl_errno(fd, UFFDIO_COPY, &c);
+}
+
+int uffd_continue(int fd, void* addr, size_t len, bool wp, bool dontwake) {
+  struct uffdio_continue c = {};
+  c.range.start = reinterpret_cast<uintptr_t>(addr);
+  c.range.len = len;
+  c.mode = (wp ? UFFDIO_CONTINUE_MODE_WP : 0) | (dontwake ? UFFDIO_CONTINUE_MODE_DONTWAKE : 0);
+  return ioctl_errno(fd, UFFDIO_CONTINUE, &c);
+}
+
+int uffd_writeprotect(int fd, void* addr, size_t len, bool protect, bool dontwake) {
+  struct uffdio_writeprotect w = {};
+  w.range.start = reinterpret_cast<uintptr_t>(addr);
+  w.range.len = len;
+  w.mode = (protect ? UFFDIO_WRITEPROTECT_MODE_WP : 0) |
+           (dontwake ? UFFDIO_WRITEPROTECT_MODE_DONTWAKE : 0);
+  return ioctl_errno(fd, UFFDIO_WRITEPROTECT, &w);
+}
+
+int uffd_wake(int fd, void* addr, size_t len) {
+  struct uffdio_range r = {reinterpret_cast<uintptr_t>(addr), len};
+  return ioctl_errno(fd, UFFDIO_WAKE, &r);
+}
+
+int uffd_poison(int fd, void* addr, size_t len) {
+  struct uffdio_poison p = {};
+  p.range.start = reinterpret_cast<uintptr_t>(addr);
+  p.range.len = len;
+  return ioctl_errno(fd, UFFDIO_POISON, &p);
+}
+
+long uffd_read(int fd, struct uffd_msg* msgs, size_t n) {
+  ssize_t got = read(fd, msgs, n * sizeof(*msgs));
+  if (got < 0) return errno == EAGAIN ? 0 : -errno;
+  return got / static_cast<long>(sizeof(*msgs));
+}
+
+}  // namespace mtier::sys

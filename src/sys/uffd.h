@@ -1,0 +1,60 @@
+// Thin userfaultfd layer: every call returns 0 (or a count) or -errno.
+// Constants newer than the 6.1 kernel headers are defined here (PLATFORM.md).
+#pragma once
+#include <linux/userfaultfd.h>
+#include <cstddef>
+#include <cstdint>
+
+#ifndef UFFD_FEATURE_WP_UNPOPULATED
+#define UFFD_FEATURE_WP_UNPOPULATED (1 << 13)
+#endif
+#ifndef UFFD_FEATURE_POISON
+#define UFFD_FEATURE_POISON (1 << 14)
+#endif
+#ifndef UFFD_FEATURE_WP_ASYNC
+#define UFFD_FEATURE_WP_ASYNC (1 << 15)
+#endif
+#ifndef UFFD_FEATURE_MOVE
+#define UFFD_FEATURE_MOVE (1 << 16)
+#endif
+#ifndef UFFDIO_CONTINUE_MODE_WP
+#define UFFDIO_CONTINUE_MODE_WP ((__u64)1 << 1)
+#endif
+#ifndef _UFFDIO_POISON
+#define _UFFDIO_POISON (0x08)
+struct uffdio_poison {
+  struct uffdio_range range;
+#define UFFDIO_POISON_MODE_DONTWAKE ((__u64)1 << 0)
+  __u64 mode;
+  __s64 updated;
+};
+#define UFFDIO_POISON _IOWR(UFFDIO, _UFFDIO_POISON, struct uffdio_poison)
+#endif
+
+namespace mtier::sys {
+
+// Opens a userfaultfd (syscall, then /dev/userfaultfd) and negotiates the API
+// with `wanted` features; `*got` receives what the kernel offers.
+// Returns the fd or -errno.
+[[nodiscard]] int uffd_open(uint64_t wanted, uint64_t* got);
+// Registers [addr, addr+len) with the given UFFDIO_REGISTER_MODE_* bits.
+[[nodiscard]] int uffd_register(int fd, void* addr, size_t len, uint64_t modes);
+[[nodiscard]] int uffd_unregister(int fd, void* addr, size_t len);
+// Copies len bytes from src to dst (page aligned) and wakes the faulters
+// unless `dontwake`; `wp` maps the page write-protected. -EEXIST if present.
+[[nodiscard]] int uffd_copy(int fd, void* dst, const void* src, size_t len, bool wp,
+                            bool dontwake = false);
+// Maps the page-cache pages already in the file behind [addr, addr+len).
+[[nodiscard]] int uffd_continue(int fd, void* addr, size_t len, bool wp,
+                                bool dontwake = false);
+// Sets (protect) or clears write protection on [addr, addr+len).
+[[nodiscard]] int uffd_writeprotect(int fd, void* addr, size_t len, bool protect,
+                                    bool dontwake = false);
+// Wakes threads waiting on faults in [addr, addr+len).
+[[nodiscard]] int uffd_wake(int fd, void* addr, size_t len);
+// Installs a poison marker: the access gets SIGBUS (kernel >= 6.6).
+[[nodiscard]] int uffd_poison(int fd, void* addr, size_t len);
+// Reads up to n messages without blocking. Returns the count, 0 if none.
+[[nodiscard]] long uffd_read(int fd, struct uffd_msg* msgs, size_t n);
+
+}  // namespace mtier::sys

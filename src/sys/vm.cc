@@ -1,0 +1,98 @@
+#include "sys/vm.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+namespace mtier::sys {
+
+int memfd_open(const char* name, uint64_t size) {
+  int fd = memfd_create(name, MFD_CLOEXEC);
+  if (fd < 0) return -errno;
+  if (ftruncate(fd, static_cast<off_t>(size)) != 0) {
+    int err = -errno;
+    close(fd);
+    return err;
+  }
+  return fd;
+}
+
+int memfd_punch(int fd, uint64_t off, uint64_t len) {
+  return fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(off),
+                   static_cast<off_t>(len)) == 0
+             ? 0
+             : -errno;
+}
+
+void* map_shared(int fd, size_t len) {
+  void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+  return p == MAP_FAILED ? nullptr : p;
+}
+
+void* map_reserve(size_t len) {
+  void* p = mmap(nullptr, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  return p == MAP_FAILED ? nullptr : p;
+}
+
+int unmap(void* addr, size_t len) { return munmap(addr, len) == 0 ? 0 : -errno; }
+
+int zap(void* addr, size_t len) { return madvise(addr, len, MADV_DONTNEED) == 0 ? 0 : -errno; }
+
+long resident_pages(void* addr, size_t len) {
+  size_t pages = (len + kPageSize - 1) / kPageSize;
+  long count = 0;
+  constexpr size_t kChunk = 1 << 16;
+  std::vector<unsigned char> vec(kChunk);
+  for (size_t done = 0; done < pages; done += kChunk) {
+    size_t n = pages - done < kChunk ? pages - done : kChunk;
+    if (mincore(static_cast<char*>(addr) + done * kPageSize, n * kPageSize, vec.data()) != 0)
+      return -errno;
+    for (size_t i = 0; i < n; i++) count += vec[i] & 1;
+  }
+  return count;
+}
+
+long long smaps_rss(const void* addr) {
+  FILE* f = fopen("/proc/self/smaps", "re");
+  if (!f) return -errno;
+  char line[512];
+  bool inside = false;
+  long long rss = -ENOENT;
+  auto a = reinterpret_cast<uintptr_t>(addr);
+  while (fgets(line, sizeof line, f)) {
+    uintptr_t lo, hi;
+    if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " ", &lo, &hi) == 2 && strchr(line, ' ') &&
+        line[strspn(line, "0123456789abcdef")] == '-') {
+      inside = a >= lo && a < hi;
+      continue;
+    }
+    long long kb;
+    if (inside && sscanf(line, "Rss: %lld kB", &kb) == 1) {
+      rss = kb * 1024;
+      break;
+    }
+  }
+  fclose(f);
+  return rss;
+}
+
+uint64_t physical_memory() {
+  long pages = sysconf(_SC_PHYS_PAGES);
+  return pages > 0 ? static_cast<uint64_t>(pages) * kPageSize : 0;
+}
+
+pid_t thread_id() { return static_cast<pid_t>(syscall(SYS_gettid)); }
+
+int signal_thread(pid_t tid, int sig) {
+  return syscall(SYS_tgkill, getpid(), tid, sig) == 0 ? 0 : -errno;
+}
+
+}  // namespace mtier::sys

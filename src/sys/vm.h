@@ -1,0 +1,34 @@
+// Memory-mapping and file syscalls used by the region: each returns 0 or -errno.
+#pragma once
+#include <sys/types.h>
+#include <cstddef>
+#include <cstdint>
+
+namespace mtier::sys {
+
+inline constexpr size_t kPageSize = 4096;
+
+// Creates a memfd of `size` bytes (sparse: costs no memory). Returns fd or -errno.
+[[nodiscard]] int memfd_open(const char* name, uint64_t size);
+// Gives the memory behind [off, off+len) back to the system at once.
+[[nodiscard]] int memfd_punch(int fd, uint64_t off, uint64_t len);
+// Maps fd shared at [0, len). Returns the address or nullptr (errno set).
+void* map_shared(int fd, size_t len);
+// Reserves address space only: PROT_NONE, MAP_NORESERVE.
+void* map_reserve(size_t len);
+[[nodiscard]] int unmap(void* addr, size_t len);
+// Drops the page-table entries of a shared mapping; the file keeps the pages,
+// so the next access is a MINOR fault (the access sampler's "zap").
+[[nodiscard]] int zap(void* addr, size_t len);
+// Number of pages of [addr, addr+len) in memory (mincore), or -errno.
+[[nodiscard]] long resident_pages(void* addr, size_t len);
+// Resident bytes of the process's mapping that contains addr, from
+// /proc/self/smaps ("Rss:"), or -errno.
+[[nodiscard]] long long smaps_rss(const void* addr);
+// Total memory of the machine in bytes (sysconf), 0 if unknown.
+uint64_t physical_memory();
+// Thread id of the caller, and a signal to one thread of this process.
+pid_t thread_id();
+[[nodiscard]] int signal_thread(pid_t tid, int sig);
+
+}  // namespace mtier::sys
