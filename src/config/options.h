@@ -28,7 +28,7 @@ struct Options {
   uint64_t pmem_bytes = 0;          // PMem store capacity; 0 = device size
   unsigned queue_depth = 32;        // io_uring depth for batched eviction / prefetch
   unsigned prefetch_pages = 0;      // adjacent absent pages fetched with a missing one
-  uint64_t scan_rate = 262144;      // sampler: pages zapped per second, upper bound
+  uint64_t scan_rate = 2048;        // sampler: pages zapped per second, upper bound
   unsigned evict_batch = 64;        // pages written back per eviction batch
   uint64_t min_bytes = 64ull << 20; // preload: allocations >= this become tables
   std::string names;                // preload: comma-separated table names, allocation order
@@ -41,7 +41,7 @@ struct OptionInfo {
   const char* name;       // lower-case name; env var is MTIER_<NAME upper-case>
   OptionType type;
   const char* default_text;  // as shown in help and mtier.conf(5)
-  uint64_t min, max;         // accepted range for numeric types
+  uint64_t min, max;         // accepted range for numeric types (kInt: int64_t values, cast)
   bool allow_percent;        // a size that also accepts "N%" of the base
   const char* help;
 };
@@ -52,6 +52,10 @@ const std::vector<OptionInfo>& option_table();
 class OptionSet {
  public:
   OptionSet();  // built-in defaults
+  // Every loader below is all-or-nothing: on error the set is left as it was.
+  // `why` may be nullptr. After each change low_watermark < high_watermark
+  // is checked (after the whole load for the loaders, so order in a file
+  // does not matter).
   // Applies one name=value. Returns 0, or -EINVAL with *why set to a message
   // that names the option, the value and the accepted range.
   [[nodiscard]] int set(const std::string& name, const std::string& value, OptionSource src,
@@ -60,11 +64,14 @@ class OptionSet {
   // also accepts "name=value,name=value" on one line (MTIER_CONF as a string).
   // Returns 0 or -EINVAL (*why names the line, option and value).
   [[nodiscard]] int load_text(const std::string& text, OptionSource src, std::string* why);
-  // Reads a config file; a missing file is not an error (returns 0) unless `required`.
+  // Reads a config file; a missing file is not an error (returns 0) unless
+  // `required`. Returns 0, -errno if it cannot be read, or -EINVAL.
   [[nodiscard]] int load_file(const std::string& path, OptionSource src, bool required,
                               std::string* why);
   // Applies MTIER_<NAME> variables from envp (nullptr-terminated); unknown
   // MTIER_ names are reported as errors too (a typo must not pass silently).
+  // Skipped: MTIER_CONF, MTIER_DAEMON_SOCKET, MTIER_LOG_FD, MTIER_TEST_*.
+  // The environment is ignored for setuid/setgid programs (AT_SECURE).
   [[nodiscard]] int load_env(char** envp, std::string* why);
   // All sources in order: /etc/mtier.conf (or `etc_path`), MTIER_CONF
   // (a path if it names a readable file, else option text), MTIER_* env.
@@ -77,6 +84,22 @@ class OptionSet {
   std::string describe() const;
 
  private:
+  // Unchecked steps of the loaders above (no rollback, no cross-option check).
+  [[nodiscard]] int apply(size_t index, const std::string& value, OptionSource src,
+                          const std::string& label, std::string* why);
+  [[nodiscard]] int parse_text(const std::string& text, OptionSource src,
+                               const std::string& where, std::string* why);
+  [[nodiscard]] int parse_line(const std::string& line, OptionSource src,
+                               const std::string& prefix, std::string* why);
+  [[nodiscard]] int parse_file(const std::string& path, OptionSource src, bool required,
+                               std::string* why);
+  [[nodiscard]] int parse_env(char** envp, std::string* why);
+  [[nodiscard]] int parse_conf(const std::string& value, std::string* why);
+  [[nodiscard]] int check_consistency(std::string* why) const;
+  // Runs `step`, then the cross-option check; restores the old state on error.
+  template <class Step>
+  [[nodiscard]] int transaction(std::string* why, Step&& step);
+
   Options opts_;
   std::vector<OptionSource> sources_;
 };

@@ -1,22 +1,37 @@
 // Logging that is safe on the fault path and before main: a fixed stack
 // buffer formatted with vsnprintf and written with write(2) to stderr, a
-// recursion guard, and a rate cap per call site (jemalloc malloc_write_fd).
+// per-thread recursion guard (a log call made while logging is dropped), and
+// one process-wide rate cap (jemalloc malloc_write_fd). No stdio, no malloc.
 // Lines carry sd-daemon(3) syslog prefixes: "<3>mtier: ..." for errors.
 #pragma once
 #include <cstdarg>
+#include <cstddef>
 
 namespace mtier::log {
 
 enum class Level : int { kError = 3, kWarning = 4, kNotice = 5, kInfo = 6, kDebug = 7 };
+
+// A line longer than this (prefix and '\n' included) is truncated.
+inline constexpr size_t kMaxLineBytes = 512;
+// Rate cap: at most this many lines per one-second window, all threads
+// together. Lines past the cap are counted; the first line of a later window
+// is preceded by one "<4>mtier: N messages suppressed ..." line.
+inline constexpr unsigned kMaxLinesPerSecond = 100;
 
 // Messages above this level are dropped. Default kWarning; MTIER_VERBOSE=1 sets kInfo.
 void set_level(Level level);
 Level level();
 // Where lines go (default 2, stderr). Tests point it at a pipe or file.
 void set_fd(int fd);
-// Formats and writes one line ("mtier: " prefix and '\n' added).
+// Formats and writes one line: "<N>mtier: " prefix (N = level) and '\n'
+// added (a trailing '\n' in fmt is not doubled). Preserves errno.
 void write(Level level, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 void vwrite(Level level, const char* fmt, va_list ap);
+
+// Test hooks: the clock the rate cap reads, in seconds (nullptr restores
+// CLOCK_MONOTONIC_COARSE), and a reset of the cap's window and counters.
+void set_clock_for_testing(long long (*now_seconds)());
+void reset_rate_cap_for_testing();
 
 }  // namespace mtier::log
 

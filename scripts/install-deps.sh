@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages that mtier's build, tests and demo need.
+# Run as root (or with sudo). Safe to run again: apt-get skips what is there.
+set -euo pipefail
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install-deps: run as root (apt-get needs it)" >&2
+  exit 1
+fi
+packages=(
+  build-essential g++ make autoconf automake libtool autoconf-archive pkg-config
+  googletest libgtest-dev
+  liburing-dev libpmem2-dev libnuma-dev numactl libfuse3-dev fuse3 libmemkind-dev
+  util-linux procps
+)
+export DEBIAN_FRONTEND=noninteractive
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,55 @@
+// The state the engine's threads share: the region, its userfaultfd, the
+// tables, the page locks, the budget and the stores. Owned by Engine; the
+// fault handler, evictor and sampler each hold a reference.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "config/options.h"
+#include "engine/page_locks.h"
+#include "engine/residency.h"
+#include "engine/table_registry.h"
+#include "region/region.h"
+#include "store/store.h"
+
+namespace mtier {
+
+struct EngineCounters {
+  std::atomic<uint64_t> wild_faults{0};   // faults in the region outside any table
+  std::atomic<uint64_t> store_full{0};    // evictions refused for lack of store space
+  std::atomic<uint64_t> store_errors{0};  // failed store reads and writes
+  std::atomic<uint64_t> sampled_pages{0}; // PTEs zapped by the sampler and clock
+};
+
+struct Core {
+  Core(const Options& o, std::unique_ptr<Region> r, uint64_t budget_pages)
+      : opts(o),
+        region(std::move(r)),
+        tables(region->base(), region->bytes() / 4096),
+        residency(budget_pages, o.high_watermark, o.low_watermark) {}
+
+  Options opts;
+  std::unique_ptr<Region> region;
+  int uffd = -1;
+  uint64_t uffd_features = 0;
+  TableRegistry tables;
+  PageLocks locks;
+  Residency residency;
+  std::vector<std::unique_ptr<Store>> stores;  // eviction order: first with room wins
+  EngineCounters counters;
+
+  PageWordAtomic& word(Table* t, uint64_t page) { return t->words[page]; }
+  std::mutex& lock_of(Table* t, uint64_t page) { return locks.of(t->first_page + page); }
+  uint64_t region_offset(Table* t, uint64_t page) const { return (t->first_page + page) * 4096; }
+  char* alias_of(Table* t, uint64_t page) const {
+    return region->alias() + region_offset(t, page);
+  }
+};
+
+// Makes the access at `addr` (by thread `tid`) fail with SIGBUS: a poison
+// marker where the kernel has UFFDIO_POISON, else a signal to the thread.
+void fail_access(Core& core, void* addr, unsigned tid);
+
+}  // namespace mtier

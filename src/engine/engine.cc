@@ -1,0 +1,155 @@
+// Engine operations: tables, stats, description.
+#include "engine/engine.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <mutex>
+#include <shared_mutex>
+
+#include "sys/uffd.h"
+#include "sys/vm.h"
+
+namespace mtier {
+
+int Engine::create_table(const std::string& name, uint64_t bytes, void** addr) {
+  std::unique_lock<std::shared_mutex> lk(core_->tables.mutex());
+  int err = 0;
+  Table* t = core_->tables.add(name, bytes, &err);
+  if (!t) return err;
+  *addr = t->base;
+  return t->id;
+}
+
+// Drops pages [first, first+count) of `t`: slots freed, memory punched, PTEs
+// and poison markers zapped. Caller holds the registry exclusively, so no
+// page is FETCHING or EVICTING (those live only inside a shared-lock batch).
+void Engine::drop_pages(Table* t, uint64_t first, uint64_t count) {
+  int64_t resident = 0;
+  for (uint64_t p = first; p < first + count; p++) {
+    PageWordAtomic& w = t->words[p];
+    uint64_t v = w.load(std::memory_order_acquire);
+    if (PageWord::has_slot(v)) core_->stores[PageWord::store(v)]->free_slot(PageWord::slot(v));
+    if (PageWord::resident(v)) resident++;
+    if (PageWord::state(v) != PageState::kAbsent) transition(w, PageEvent::kDiscard, t->id, p);
+    w.store(0, std::memory_order_release);
+  }
+  (void)sys::zap(t->page_addr(first), count * 4096);
+  (void)core_->region->punch(core_->region_offset(t, first), count * 4096);
+  core_->residency.sub(resident);
+  t->counters.resident_pages.fetch_sub(resident, std::memory_order_relaxed);
+  core_->residency.notify_progress();
+}
+
+int Engine::free_table(int id) {
+  std::unique_lock<std::shared_mutex> lk(core_->tables.mutex());
+  Table* t = core_->tables.by_id(id);
+  if (!t) return -ENOENT;
+  drop_pages(t, 0, t->pages);
+  core_->tables.remove(t);
+  return 0;
+}
+
+int Engine::discard(void* addr, uint64_t len) {
+  auto a = reinterpret_cast<uintptr_t>(addr);
+  if ((a | len) & 4095) return -EINVAL;
+  std::unique_lock<std::shared_mutex> lk(core_->tables.mutex());
+  Table* t = core_->tables.find(addr);
+  if (!t) return -ENOENT;
+  uint64_t first = t->page_of(addr);
+  if (first + len / 4096 > t->pages) return -EINVAL;
+  if (len) drop_pages(t, first, len / 4096);
+  return 0;
+}
+
+int Engine::find_table(const void* addr) {
+  std::shared_lock<std::shared_mutex> lk(core_->tables.mutex());
+  Table* t = core_->tables.find(addr);
+  return t ? t->id : -ENOENT;
+}
+
+int Engine::table_stats(int id, TableStats* out) {
+  std::shared_lock<std::shared_mutex> lk(core_->tables.mutex());
+  Table* t = core_->tables.by_id(id);
+  if (!t) return -ENOENT;
+  const TableCounters& c = t->counters;
+  auto r = [](const std::atomic<uint64_t>& a) { return a.load(std::memory_order_relaxed); };
+  *out = TableStats{t->id, t->name, t->bytes, t->pages,
+                    static_cast<uint64_t>(c.resident_pages.load()), 0,
+                    r(c.missing_faults), r(c.minor_faults), r(c.wp_faults), r(c.zero_fills),
+                    r(c.fetches), r(c.prefetches), r(c.evictions), r(c.writebacks),
+                    r(c.evict_cancels), r(c.errors), 0};
+  for (uint64_t p = 0; p < t->pages; p++) {
+    uint64_t v = t->words[p].load(std::memory_order_relaxed);
+    out->stored_pages += PageWord::has_slot(v);
+    out->heat += PageWord::heat(v);
+  }
+  return 0;
+}
+
+int Engine::table_map(int id, size_t buckets, std::vector<ExtentInfo>* out) {
+  std::shared_lock<std::shared_mutex> lk(core_->tables.mutex());
+  Table* t = core_->tables.by_id(id);
+  if (!t) return -ENOENT;
+  if (buckets == 0) return -EINVAL;
+  uint64_t per = std::max<uint64_t>(1, t->pages / buckets);
+  out->clear();
+  for (uint64_t first = 0; first < t->pages && out->size() < buckets; first += per) {
+    uint64_t n = out->size() + 1 == buckets ? t->pages - first : std::min(per, t->pages - first);
+    ExtentInfo e{first, n, 0, 0, 0};
+    for (uint64_t p = first; p < first + n; p++) {
+      uint64_t v = t->words[p].load(std::memory_order_relaxed);
+      e.resident_pages += PageWord::resident(v);
+      e.stored_pages += PageWord::has_slot(v);
+      e.heat += PageWord::heat(v);
+    }
+    out->push_back(e);
+  }
+  return static_cast<int>(out->size());
+}
+
+int Engine::evict_table(int id) {
+  Table* t;
+  {
+    std::shared_lock<std::shared_mutex> lk(core_->tables.mutex());
+    t = core_->tables.by_id(id);
+    if (!t) return -ENOENT;
+  }
+  return evictor_->evict_table(t);
+}
+
+EngineStats Engine::stats() {
+  std::shared_lock<std::shared_mutex> lk(core_->tables.mutex());
+  const Residency& r = core_->residency;
+  const EngineCounters& c = core_->counters;
+  EngineStats s{r.budget_pages() * 4096, r.high_pages() * 4096, r.low_pages() * 4096,
+                static_cast<uint64_t>(std::max<int64_t>(r.resident(), 0)) * 4096, r.peak() * 4096,
+                core_->region->bytes(), core_->tables.ordered().size(),
+                c.wild_faults.load(), c.store_full.load(), c.store_errors.load(),
+                c.sampled_pages.load(), r.overruns(), {}};
+  for (auto& st : core_->stores)
+    s.stores.push_back({st->kind(), st->path(), st->mode(), st->capacity_slots() * 4096,
+                        st->used_slots() * 4096});
+  return s;
+}
+
+std::string Engine::describe() const {
+  char buf[256];
+  const Options& o = core_->opts;
+  snprintf(buf, sizeof buf, "tiers: dram budget %.1f MiB (evict at %u%%, down to %u%%)",
+           o.dram_bytes / 1048576.0, o.high_watermark, o.low_watermark);
+  std::string out = buf;
+  for (auto& st : core_->stores) {
+    snprintf(buf, sizeof buf, "; %s store %s (%s, %.1f MiB)", st->kind(), st->path().c_str(),
+             st->mode().c_str(), st->capacity_slots() * 4096 / 1048576.0);
+    out += buf;
+  }
+  if (core_->stores.empty()) out += "; no store (pages cannot leave DRAM)";
+  snprintf(buf, sizeof buf,
+           "; heat source: PTE sampler + MINOR faults (%llu pages/s); SIGBUS on store "
+           "errors via %s",
+           static_cast<unsigned long long>(o.scan_rate),
+           (core_->uffd_features & UFFD_FEATURE_POISON) ? "UFFDIO_POISON" : "tgkill");
+  return out + buf;
+}
+
+}  // namespace mtier

@@ -1,0 +1,82 @@
+// The engine in the trainer's process: one region, its fault handler, the
+// evictor and sampler, the stores. Created once per process (the C API keeps
+// the instance). All methods are thread-safe; ints are 0 / id or -errno.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/options.h"
+#include "engine/core.h"
+#include "engine/evictor.h"
+#include "uffd/fault_handler.h"
+
+namespace mtier {
+
+struct TableStats {
+  int id;
+  std::string name;
+  uint64_t bytes, pages;
+  uint64_t resident_pages;  // in DRAM (the engine's count)
+  uint64_t stored_pages;    // holding a store slot
+  uint64_t missing_faults, minor_faults, wp_faults, zero_fills, fetches, prefetches;
+  uint64_t evictions, writebacks, evict_cancels, errors;
+  uint64_t heat;            // sum of page heat
+};
+
+struct ExtentInfo {
+  uint64_t first_page, pages, resident_pages, stored_pages, heat;
+};
+
+struct StoreStats {
+  std::string kind, path, mode;
+  uint64_t capacity_bytes, used_bytes;
+};
+
+struct EngineStats {
+  uint64_t budget_bytes, high_bytes, low_bytes;
+  uint64_t resident_bytes, peak_resident_bytes;
+  uint64_t region_bytes, tables;
+  uint64_t wild_faults, store_full, store_errors, sampled_pages, budget_overruns;
+  std::vector<StoreStats> stores;
+};
+
+class Engine {
+ public:
+  // Builds the engine from options (stores opened, region registered,
+  // threads started). nullptr with *err = -errno and a logged reason.
+  static std::unique_ptr<Engine> create(const Options& opts, int* err);
+  ~Engine();
+
+  // A new table of `bytes`; *addr receives its page-aligned address.
+  // Returns the table id (> 0) or -errno.
+  [[nodiscard]] int create_table(const std::string& name, uint64_t bytes, void** addr);
+  // Frees the table: memory and store slots go back at once. 0 or -errno.
+  [[nodiscard]] int free_table(int id);
+  // Id of the table containing addr, or -ENOENT.
+  [[nodiscard]] int find_table(const void* addr);
+  [[nodiscard]] int table_stats(int id, TableStats* out);
+  // `buckets` equal extents of the table with residency and heat.
+  [[nodiscard]] int table_map(int id, size_t buckets, std::vector<ExtentInfo>* out);
+  // Writes back and evicts every resident page of the table.
+  [[nodiscard]] int evict_table(int id);
+  // Makes [addr, addr+len) of a table read back as zeros (MADV_DONTNEED
+  // semantics): pages and slots are dropped. Page-aligned. 0 or -errno.
+  [[nodiscard]] int discard(void* addr, uint64_t len);
+  EngineStats stats();
+  // The tiers and sources in effect, one line ("mtier: tiers: ...").
+  std::string describe() const;
+  const Options& options() const { return core_->opts; }
+  Region& region() { return *core_->region; }
+
+ private:
+  explicit Engine(std::unique_ptr<Core> core);
+  void drop_pages(Table* t, uint64_t first, uint64_t count);
+
+  std::unique_ptr<Core> core_;
+  std::unique_ptr<FaultHandler> handler_;
+  std::unique_ptr<Evictor> evictor_;
+};
+
+}  // namespace mtier

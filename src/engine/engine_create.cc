@@ -1,0 +1,106 @@
+// Engine construction: sizes, stores, region, userfaultfd, threads.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "engine/engine.h"
+#include "log/log.h"
+#include "sys/uffd.h"
+#include "sys/vm.h"
+
+namespace mtier {
+namespace {
+
+constexpr uint64_t kFeatures = UFFD_FEATURE_MISSING_SHMEM | UFFD_FEATURE_MINOR_SHMEM |
+                               UFFD_FEATURE_WP_HUGETLBFS_SHMEM | UFFD_FEATURE_THREAD_ID |
+                               UFFD_FEATURE_PAGEFAULT_FLAG_WP | UFFD_FEATURE_POISON;
+constexpr uint64_t kRequired = UFFD_FEATURE_MISSING_SHMEM | UFFD_FEATURE_MINOR_SHMEM |
+                               UFFD_FEATURE_WP_HUGETLBFS_SHMEM | UFFD_FEATURE_THREAD_ID;
+
+uint64_t round_pages(uint64_t b) { return b & ~uint64_t{4095}; }
+
+// Fills in the "auto" (0) sizes from the machine.
+Options resolve_sizes(Options o) {
+  uint64_t ram = sys::physical_memory();
+  if (!o.dram_bytes) o.dram_bytes = ram / 2;
+  if (!o.store_bytes) o.store_bytes = 2 * ram;
+  if (o.store_path.empty()) o.store_path = "/var/tmp";
+  if (!o.region_bytes) o.region_bytes = std::max<uint64_t>(64ull << 30, ram + o.store_bytes + o.pmem_bytes);
+  o.region_bytes = round_pages(o.region_bytes);
+  o.dram_bytes = std::max<uint64_t>(round_pages(o.dram_bytes), 4096);
+  if (!o.queue_depth) o.queue_depth = 1;
+  return o;
+}
+
+int open_stores(const Options& o, std::vector<std::unique_ptr<Store>>* out) {
+  int err = 0;
+  if (!o.pmem_path.empty()) {
+    auto s = open_pmem_store({o.pmem_path, o.pmem_bytes, true}, &err);
+    if (!s) return err;
+    out->push_back(std::move(s));
+  }
+  if (o.store_path != "none") {
+    auto s = open_file_store({o.store_path, o.store_bytes, true}, &err);
+    if (!s) return err;
+    out->push_back(std::move(s));
+  }
+  return 0;
+}
+
+int open_uffd(Core& core) {
+  uint64_t got = 0;
+  int fd = sys::uffd_open(kFeatures, &got);
+  if (fd < 0) {
+    MTIER_LOG_ERROR("userfaultfd unavailable: %s (needs root, CAP_SYS_PTRACE, or "
+                    "vm.unprivileged_userfaultfd=1)", strerror(-fd));
+    return fd;
+  }
+  if ((got & kRequired) != kRequired) {
+    MTIER_LOG_ERROR("userfaultfd lacks shmem MISSING/MINOR/WP support (features %#llx)",
+                    static_cast<unsigned long long>(got));
+    close(fd);
+    return -ENOTSUP;
+  }
+  core.uffd = fd;
+  core.uffd_features = got;
+  int rc = sys::uffd_register(fd, core.region->base(), core.region->bytes(),
+                              UFFDIO_REGISTER_MODE_MISSING | UFFDIO_REGISTER_MODE_MINOR |
+                                  UFFDIO_REGISTER_MODE_WP);
+  if (rc < 0) MTIER_LOG_ERROR("userfaultfd: registering the region: %s", strerror(-rc));
+  return rc;
+}
+
+}  // namespace
+
+Engine::Engine(std::unique_ptr<Core> core) : core_(std::move(core)) {}
+
+std::unique_ptr<Engine> Engine::create(const Options& given, int* err) {
+  Options o = resolve_sizes(given);
+  auto region = Region::create(o.region_bytes, err);
+  if (!region) return nullptr;
+  auto core = std::make_unique<Core>(o, std::move(region), o.dram_bytes / 4096);
+  if ((*err = open_stores(o, &core->stores)) < 0) return nullptr;
+  if ((*err = open_uffd(*core)) < 0) return nullptr;
+  std::unique_ptr<Engine> e(new Engine(std::move(core)));
+  e->handler_ = std::make_unique<FaultHandler>(*e->core_);
+  e->evictor_ = std::make_unique<Evictor>(*e->core_);
+  if ((*err = e->handler_->start()) < 0 || (*err = e->evictor_->start()) < 0) {
+    MTIER_LOG_ERROR("starting the engine threads: %s", strerror(-*err));
+    return nullptr;
+  }
+  MTIER_LOG_INFO("%s", e->describe().c_str());
+  return e;
+}
+
+Engine::~Engine() {
+  if (evictor_) evictor_->stop();
+  if (handler_) handler_->stop();
+  if (core_ && core_->uffd >= 0) {
+    (void)sys::uffd_unregister(core_->uffd, core_->region->base(), core_->region->bytes());
+    close(core_->uffd);
+  }
+}
+
+}  // namespace mtier

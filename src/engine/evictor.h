@@ -1,0 +1,54 @@
+// The evictor thread: when resident pages pass the high watermark it demotes
+// the coldest (CLOCK) down to the low watermark. A clean page is dropped (its
+// store copy or the zero page stays valid); a dirty page is write-protected,
+// copied to a store slot and then punched, unless a write cancelled the
+// eviction meanwhile. Between passes it runs the access sampler.
+#pragma once
+#include <atomic>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "engine/core.h"
+#include "heat/clock.h"
+#include "heat/sampler.h"
+
+namespace mtier {
+
+class Evictor {
+ public:
+  explicit Evictor(Core& core);
+  ~Evictor();
+  [[nodiscard]] int start();
+  void stop();
+
+  // One eviction pass down to the low watermark (the thread's body; public
+  // for tests). Returns the pages freed. Caller holds no locks.
+  uint64_t evict_pass();
+  // Evicts every resident page of `t` (mtier_table_evict). Returns 0, or the
+  // first error (-ENOSPC: no store room; -EIO: write-back failed).
+  [[nodiscard]] int evict_table(Table* t);
+
+ private:
+  void run();
+  // Evicts the given cold pages (with `force`, referenced ones too);
+  // returns the pages freed, *err the first error.
+  uint64_t evict(const std::vector<PageRef>& victims, bool force, int* err);
+  bool drop_clean(const PageRef& v, bool force);
+  bool begin_dirty(const PageRef& v, bool force);
+  void write_protect(const std::vector<PageRef>& pages);
+  int assign_slot(const PageRef& v);
+  void write_back(unsigned store, std::vector<PageRef>& group, int* err, uint64_t* freed);
+  bool commit(const PageRef& v, int io_result);
+
+  Core& core_;
+  ClockHand hand_;
+  Sampler sampler_;
+  std::vector<std::unique_ptr<StoreChannel>> channels_;
+  std::thread thread_;
+  std::atomic<bool> running_{false};
+  std::mutex pass_mu_;
+  bool full_logged_ = false;  // "store full" said since the last slot found  // one pass at a time (thread vs evict_table)
+};
+
+}  // namespace mtier

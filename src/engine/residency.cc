@@ -1,0 +1,69 @@
+#include "engine/residency.h"
+
+#include <chrono>
+
+namespace mtier {
+
+Residency::Residency(uint64_t budget_pages, unsigned high_pct, unsigned low_pct)
+    : budget_(budget_pages),
+      high_(budget_pages * high_pct / 100),
+      low_(budget_pages * low_pct / 100) {}
+
+uint64_t Residency::excess_over_low() const {
+  int64_t r = resident();
+  return r > static_cast<int64_t>(low_) ? static_cast<uint64_t>(r) - low_ : 0;
+}
+
+void Residency::add(int64_t pages) {
+  int64_t now = resident_.fetch_add(pages, std::memory_order_acq_rel) + pages;
+  uint64_t p = peak_.load(std::memory_order_relaxed);
+  while (now > static_cast<int64_t>(p) &&
+         !peak_.compare_exchange_weak(p, static_cast<uint64_t>(now), std::memory_order_relaxed)) {
+  }
+  if (now > static_cast<int64_t>(high_)) kick();
+}
+
+void Residency::sub(int64_t pages) {
+  resident_.fetch_sub(pages, std::memory_order_acq_rel);
+}
+
+bool Residency::wait_for_room(uint64_t pages) {
+  if (resident() + static_cast<int64_t>(pages) <= static_cast<int64_t>(budget_)) return true;
+  std::unique_lock<std::mutex> lk(mu_);
+  for (;;) {
+    if (resident() + static_cast<int64_t>(pages) <= static_cast<int64_t>(budget_)) return true;
+    if (stuck()) {
+      overruns_.fetch_add(1, std::memory_order_relaxed);
+      return false;
+    }
+    kicked_ = true;
+    work_.notify_all();
+    room_.wait_for(lk, std::chrono::milliseconds(50));
+  }
+}
+
+void Residency::notify_progress() {
+  std::lock_guard<std::mutex> lk(mu_);
+  room_.notify_all();
+}
+
+void Residency::set_stuck(bool stuck) {
+  if (stuck_.exchange(stuck, std::memory_order_acq_rel) == stuck) return;
+  std::lock_guard<std::mutex> lk(mu_);
+  room_.notify_all();
+}
+
+void Residency::wait_for_work(unsigned timeout_ms) {
+  std::unique_lock<std::mutex> lk(mu_);
+  if (!kicked_ && !over_high())
+    work_.wait_for(lk, std::chrono::milliseconds(timeout_ms), [&] { return kicked_; });
+  kicked_ = false;
+}
+
+void Residency::kick() {
+  std::lock_guard<std::mutex> lk(mu_);
+  kicked_ = true;
+  work_.notify_all();
+}
+
+}  // namespace mtier

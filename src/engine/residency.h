@@ -1,0 +1,52 @@
+// The DRAM budget as a counter of resident pages (pages the memfd holds) and
+// the hand-off between the fault handler, which needs room, and the evictor,
+// which makes it. The handler never waits with a page lock held.
+#pragma once
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+
+namespace mtier {
+
+class Residency {
+ public:
+  Residency(uint64_t budget_pages, unsigned high_pct, unsigned low_pct);
+
+  uint64_t budget_pages() const { return budget_; }
+  uint64_t high_pages() const { return high_; }
+  uint64_t low_pages() const { return low_; }
+  int64_t resident() const { return resident_.load(std::memory_order_acquire); }
+  uint64_t peak() const { return peak_.load(std::memory_order_relaxed); }
+  bool over_high() const { return resident() > static_cast<int64_t>(high_); }
+  // Pages the evictor should free to get back to the low watermark.
+  uint64_t excess_over_low() const;
+
+  void add(int64_t pages);
+  void sub(int64_t pages);
+
+  // Blocks until `pages` more fit in the budget. Wakes the evictor. If the
+  // evictor reports that it cannot make progress (a full or failing store),
+  // returns false at once: the caller goes over budget rather than hang.
+  bool wait_for_room(uint64_t pages);
+  // The evictor's side: progress or its lack, and its wake-up.
+  void notify_progress();
+  void set_stuck(bool stuck);
+  bool stuck() const { return stuck_.load(std::memory_order_acquire); }
+  // Waits until over the high watermark, kicked, or `timeout_ms` passed.
+  void wait_for_work(unsigned timeout_ms);
+  void kick();
+  uint64_t overruns() const { return overruns_.load(std::memory_order_relaxed); }
+
+ private:
+  const uint64_t budget_, high_, low_;
+  std::atomic<int64_t> resident_{0};
+  std::atomic<uint64_t> peak_{0};
+  std::atomic<bool> stuck_{false};
+  std::atomic<uint64_t> overruns_{0};
+  std::mutex mu_;
+  std::condition_variable room_, work_;
+  bool kicked_ = false;
+};
+
+}  // namespace mtier

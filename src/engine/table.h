@@ -1,0 +1,47 @@
+// A managed table: a page-aligned extent of the region with one page word
+// per page and its counters. Tables are created and freed by the registry.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "uffd/page_state.h"
+
+namespace mtier {
+
+struct TableCounters {
+  std::atomic<uint64_t> missing_faults{0};   // first touches and fetches
+  std::atomic<uint64_t> minor_faults{0};     // sampled accesses (zapped PTEs)
+  std::atomic<uint64_t> wp_faults{0};        // first writes to clean pages
+  std::atomic<uint64_t> zero_fills{0};
+  std::atomic<uint64_t> fetches{0};          // pages read from a store
+  std::atomic<uint64_t> prefetches{0};       // of which fetched ahead of a fault
+  std::atomic<uint64_t> evictions{0};        // pages that left DRAM
+  std::atomic<uint64_t> writebacks{0};       // of which were dirty and written
+  std::atomic<uint64_t> evict_cancels{0};    // writes that raced an eviction
+  std::atomic<uint64_t> errors{0};           // store errors that hit this table
+  std::atomic<int64_t> resident_pages{0};    // CLEAN + DIRTY + EVICTING
+};
+
+struct Table {
+  int id = 0;
+  std::string name;
+  uint64_t first_page = 0;  // page index of the table in the region
+  uint64_t pages = 0;
+  uint64_t bytes = 0;       // as requested
+  char* base = nullptr;     // address in the region's trainer mapping
+  std::unique_ptr<PageWordAtomic[]> words;
+  TableCounters counters;
+
+  bool contains(const void* p) const {
+    auto c = static_cast<const char*>(p);
+    return c >= base && c < base + pages * 4096;
+  }
+  uint64_t page_of(const void* p) const {
+    return static_cast<uint64_t>(static_cast<const char*>(p) - base) / 4096;
+  }
+  char* page_addr(uint64_t page) const { return base + page * 4096; }
+};
+
+}  // namespace mtier

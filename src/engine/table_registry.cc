@@ -1,0 +1,66 @@
+#include "engine/table_registry.h"
+
+#include <algorithm>
+#include <cerrno>
+
+namespace mtier {
+
+TableRegistry::TableRegistry(char* base, uint64_t capacity_pages)
+    : base_(base), extents_(capacity_pages) {}
+
+Table* TableRegistry::add(const std::string& name, uint64_t bytes, int* err) {
+  uint64_t pages = (bytes + 4095) / 4096;
+  if (pages == 0) {
+    *err = -EINVAL;
+    return nullptr;
+  }
+  int64_t first = extents_.alloc(pages);
+  if (first < 0) {
+    *err = static_cast<int>(first);
+    return nullptr;
+  }
+  auto t = std::make_unique<Table>();
+  t->id = next_id_++;
+  t->name = name.empty() ? "table" + std::to_string(t->id) : name;
+  t->first_page = static_cast<uint64_t>(first);
+  t->pages = pages;
+  t->bytes = bytes;
+  t->base = base_ + t->first_page * 4096;
+  t->words.reset(new PageWordAtomic[pages]);
+  for (uint64_t i = 0; i < pages; i++) t->words[i].store(0, std::memory_order_relaxed);
+  Table* raw = t.get();
+  by_id_.emplace(raw->id, std::move(t));
+  auto pos = std::lower_bound(ordered_.begin(), ordered_.end(), raw,
+                              [](Table* a, Table* b) { return a->first_page < b->first_page; });
+  ordered_.insert(pos, raw);
+  *err = 0;
+  return raw;
+}
+
+void TableRegistry::remove(Table* t) {
+  ordered_.erase(std::find(ordered_.begin(), ordered_.end(), t));
+  (void)extents_.free(t->first_page, t->pages);
+  by_id_.erase(t->id);
+}
+
+Table* TableRegistry::find(const void* addr) const {
+  auto c = static_cast<const char*>(addr);
+  auto it = std::upper_bound(ordered_.begin(), ordered_.end(), c,
+                             [](const char* a, Table* t) { return a < t->base; });
+  if (it == ordered_.begin()) return nullptr;
+  Table* t = *std::prev(it);
+  return t->contains(addr) ? t : nullptr;
+}
+
+Table* TableRegistry::by_id(int id) const {
+  auto it = by_id_.find(id);
+  return it == by_id_.end() ? nullptr : it->second.get();
+}
+
+size_t TableRegistry::index_at_or_after(uint64_t region_page) const {
+  auto it = std::lower_bound(ordered_.begin(), ordered_.end(), region_page,
+                             [](Table* t, uint64_t p) { return t->first_page + t->pages <= p; });
+  return it == ordered_.end() ? 0 : static_cast<size_t>(it - ordered_.begin());
+}
+
+}  // namespace mtier

@@ -1,0 +1,47 @@
+// The tables of the region: creation carves an extent, lookup maps a fault
+// address to its table, teardown frees it. Readers (fault handler, evictor,
+// sampler) hold the shared lock for a whole batch; create and free take it
+// exclusively, so a table never disappears under a batch.
+#pragma once
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+#include "engine/table.h"
+#include "region/extent_allocator.h"
+
+namespace mtier {
+
+class TableRegistry {
+ public:
+  TableRegistry(char* base, uint64_t capacity_pages);
+
+  std::shared_mutex& mutex() { return mu_; }
+  // Under the exclusive lock: a new table of `bytes` (rounded up to pages),
+  // or nullptr with *err = -ENOMEM (region full) / -EINVAL (bytes == 0).
+  Table* add(const std::string& name, uint64_t bytes, int* err);
+  // Under the exclusive lock: forgets the table and returns its extent.
+  void remove(Table* t);
+  // Under the shared lock.
+  Table* find(const void* addr) const;
+  Table* by_id(int id) const;
+  // Tables in address order (for the clock hands).
+  const std::vector<Table*>& ordered() const { return ordered_; }
+  // First table whose first_page >= region_page, wrapping to the first.
+  size_t index_at_or_after(uint64_t region_page) const;
+  uint64_t free_pages() const { return extents_.free_pages(); }
+
+ private:
+  std::shared_mutex mu_;
+  char* base_;
+  ExtentAllocator extents_;
+  std::map<int, std::unique_ptr<Table>> by_id_;
+  std::vector<Table*> ordered_;
+  int next_id_ = 1;
+};
+
+}  // namespace mtier

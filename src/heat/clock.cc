@@ -1,0 +1,55 @@
+#include "heat/clock.h"
+
+#include "sys/vm.h"
+
+namespace mtier {
+
+void ClockHand::flush_zap() {
+  if (zap_len_) (void)sys::zap(zap_start_, zap_len_);
+  core_.counters.sampled_pages.fetch_add(zap_len_ / 4096, std::memory_order_relaxed);
+  zap_len_ = 0;
+}
+
+uint64_t ClockHand::sweep(uint64_t budget, std::vector<PageRef>* cold, size_t max_cold) {
+  const auto& tables = core_.tables.ordered();
+  if (tables.empty()) return 0;
+  size_t ti = core_.tables.index_at_or_after(hand_);
+  uint64_t visited = 0, walked = 0, total = 0;
+  for (Table* t : tables) total += t->pages;
+  while (visited < budget && walked < total && (!cold || cold->size() < max_cold)) {
+    Table* t = tables[ti];
+    uint64_t page = hand_ > t->first_page && hand_ < t->first_page + t->pages
+                        ? hand_ - t->first_page : 0;
+    for (; page < t->pages && visited < budget && (!cold || cold->size() < max_cold);
+         page++, walked++) {
+      PageWordAtomic& w = t->words[page];
+      uint64_t v = w.load(std::memory_order_acquire);
+      PageState s = PageWord::state(v);
+      if (s != PageState::kClean && s != PageState::kDirty) continue;
+      visited++;
+      if (decay_) decay_heat(w);
+      if (test_and_clear_referenced(w)) {
+        char* a = t->page_addr(page);
+        if (zap_len_ && zap_start_ + zap_len_ == a) {
+          zap_len_ += 4096;
+        } else {
+          flush_zap();
+          zap_start_ = a;
+          zap_len_ = 4096;
+        }
+      } else if (cold) {
+        cold->push_back({t, page});
+      }
+    }
+    hand_ = t->first_page + page;
+    if (page >= t->pages) {
+      ti = (ti + 1) % tables.size();
+      if (ti == 0) rotations_++;
+      hand_ = tables[ti]->first_page;
+    }
+  }
+  flush_zap();
+  return visited;
+}
+
+}  // namespace mtier

@@ -1,0 +1,42 @@
+// A CLOCK hand over the resident pages of all tables. A page whose referenced
+// bit is set gets a second chance: the bit is cleared and its PTE zapped, so
+// its next access is a MINOR fault that sets the bit again (the access
+// sampler). A page found unreferenced is cold. The caller holds the table
+// registry's shared lock.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "engine/core.h"
+
+namespace mtier {
+
+struct PageRef {
+  Table* table;
+  uint64_t page;
+};
+
+class ClockHand {
+ public:
+  // `decay_heat`: halve the heat of every page visited (the sampler's hand
+  // does; the evictor's does not, so heat decays once per sampler rotation).
+  ClockHand(Core& core, bool decay_heat) : core_(core), decay_(decay_heat) {}
+  // Visits up to `budget` resident pages from the hand: referenced ones are
+  // cleared and zapped, unreferenced ones appended to `cold` (at most
+  // `max_cold`; nullptr to only sample). Returns the pages visited.
+  uint64_t sweep(uint64_t budget, std::vector<PageRef>* cold, size_t max_cold);
+  // Completed rotations since creation (for heat decay).
+  uint64_t rotations() const { return rotations_; }
+
+ private:
+  void flush_zap();
+
+  Core& core_;
+  bool decay_;
+  uint64_t hand_ = 0;  // region page index of the next page to visit
+  uint64_t rotations_ = 0;
+  char* zap_start_ = nullptr;
+  uint64_t zap_len_ = 0;
+};
+
+}  // namespace mtier

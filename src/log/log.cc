@@ -1,0 +1,116 @@
+// Logging: one stack buffer, vsnprintf and write(2); no stdio streams, no malloc.
+#include "log/log.h"
+
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>  // snprintf / vsnprintf only: they format into our buffer
+
+namespace mtier::log {
+namespace {
+
+std::atomic<int> g_level{static_cast<int>(Level::kWarning)};
+std::atomic<int> g_fd{2};
+std::atomic<long long (*)()> g_clock{nullptr};
+
+// Set while this thread is inside vwrite. initial-exec: the preload library
+// must not make the dynamic linker allocate TLS on first use.
+__attribute__((tls_model("initial-exec"))) thread_local bool t_in_log = false;
+
+// Rate cap: the current window (in seconds), lines admitted in it, lines dropped.
+std::atomic<long long> g_window{-1};
+std::atomic<unsigned> g_admitted{0};
+std::atomic<unsigned long> g_suppressed{0};
+
+long long now_seconds() {
+  if (auto clock = g_clock.load(std::memory_order_relaxed)) return clock();
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return ts.tv_sec;
+}
+
+// Writes all of buf[0, len) to fd, retrying short writes and EINTR; other errors drop the line.
+void write_all(int fd, const char* buf, size_t len) {
+  while (len > 0) {
+    ssize_t n = ::write(fd, buf, len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    buf += n;
+    len -= static_cast<size_t>(n);
+  }
+}
+
+// Formats "<level>mtier: " + fmt + '\n' into a stack buffer (truncating) and writes it.
+void emit(int level, const char* fmt, va_list ap) {
+  char buf[kMaxLineBytes];
+  int head = snprintf(buf, sizeof buf, "<%d>mtier: ", level);
+  int body = vsnprintf(buf + head, sizeof buf - static_cast<size_t>(head), fmt, ap);
+  size_t len = static_cast<size_t>(head) + (body > 0 ? static_cast<size_t>(body) : 0);
+  if (len > sizeof buf - 1) len = sizeof buf - 1;  // truncated: keep room for '\n'
+  if (len > static_cast<size_t>(head) && buf[len - 1] == '\n') --len;
+  buf[len++] = '\n';
+  write_all(g_fd.load(std::memory_order_relaxed), buf, len);
+}
+
+void emitf(int level, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+void emitf(int level, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  emit(level, fmt, ap);
+  va_end(ap);
+}
+
+// Starts a new window if the clock moved on; the thread that starts it
+// reports what the previous windows dropped.
+void roll_window(long long now) {
+  long long window = g_window.load();
+  if (now == window || !g_window.compare_exchange_strong(window, now)) return;
+  g_admitted.store(0);
+  unsigned long dropped = g_suppressed.exchange(0);
+  if (dropped == 0) return;
+  emitf(static_cast<int>(Level::kWarning), "%lu messages suppressed (more than %u lines per second)",
+        dropped, kMaxLinesPerSecond);
+}
+
+// Returns true if one more line may be written in the current window.
+bool admit() {
+  roll_window(now_seconds());
+  if (g_admitted.fetch_add(1) < kMaxLinesPerSecond) return true;
+  g_suppressed.fetch_add(1);
+  return false;
+}
+
+}  // namespace
+
+void set_level(Level level) { g_level.store(static_cast<int>(level)); }
+Level level() { return static_cast<Level>(g_level.load()); }
+void set_fd(int fd) { g_fd.store(fd); }
+
+void write(Level level, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vwrite(level, fmt, ap);
+  va_end(ap);
+}
+
+void vwrite(Level level, const char* fmt, va_list ap) {
+  int lv = static_cast<int>(level);
+  if (lv > g_level.load(std::memory_order_relaxed) || t_in_log) return;
+  int saved_errno = errno;
+  t_in_log = true;
+  if (admit()) emit(lv, fmt, ap);
+  t_in_log = false;
+  errno = saved_errno;
+}
+
+void set_clock_for_testing(long long (*now_seconds)()) { g_clock.store(now_seconds); }
+
+void reset_rate_cap_for_testing() {
+  g_window.store(-1);
+  g_admitted.store(0);
+  g_suppressed.store(0);
+}
+
+}  // namespace mtier::log

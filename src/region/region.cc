@@ -1,0 +1,48 @@
+#include "region/region.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "log/log.h"
+#include "sys/vm.h"
+
+namespace mtier {
+
+std::unique_ptr<Region> Region::create(uint64_t bytes, int* err) {
+  bytes &= ~(sys::kPageSize - 1);
+  std::unique_ptr<Region> r(new Region());
+  r->bytes_ = bytes;
+  r->memfd_ = sys::memfd_open("mtier-region", bytes);
+  if (r->memfd_ < 0) {
+    *err = r->memfd_;
+    MTIER_LOG_ERROR("region: memfd of %llu bytes: %s", static_cast<unsigned long long>(bytes),
+                    strerror(-*err));
+    return nullptr;
+  }
+  r->base_ = static_cast<char*>(sys::map_shared(r->memfd_, bytes));
+  if (r->base_) r->alias_ = static_cast<char*>(sys::map_shared(r->memfd_, bytes));
+  if (!r->base_ || !r->alias_) {
+    *err = -errno;
+    MTIER_LOG_ERROR("region: mapping %llu bytes: %s", static_cast<unsigned long long>(bytes),
+                    strerror(errno));
+    return nullptr;
+  }
+  *err = 0;
+  return r;
+}
+
+Region::~Region() {
+  if (base_) (void)sys::unmap(base_, bytes_);
+  if (alias_) (void)sys::unmap(alias_, bytes_);
+  if (memfd_ >= 0) close(memfd_);
+}
+
+int Region::punch(uint64_t off, uint64_t len) const { return sys::memfd_punch(memfd_, off, len); }
+
+long Region::resident_pages(uint64_t off, uint64_t len) const {
+  return sys::resident_pages(alias_ + off, len);
+}
+
+}  // namespace mtier

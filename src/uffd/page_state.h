@@ -1,0 +1,90 @@
+// The page state machine of DESIGN.md, in one place. Every managed page has
+// one 64-bit word; its state changes only through transition(), under the
+// page's stripe lock (PageLocks), and only along the edges of kTransitions.
+// Bits outside the state (referenced, heat) change with atomic RMW, no lock.
+//
+//   ABSENT (no slot = zero page)  --claim-->          FETCHING
+//   ABSENT (store s, slot n)      --claim-->          FETCHING
+//   FETCHING --placed_clean / placed_dirty-->          CLEAN / DIRTY
+//   FETCHING --fetch_failed-->                         FAILED (access gets SIGBUS)
+//   FETCHING --unclaim-->                              ABSENT (a prefetch that failed)
+//   CLEAN    --write-->                                DIRTY
+//   DIRTY    --evict_begin-->                          EVICTING (write-protected)
+//   EVICTING --write-->                                DIRTY (eviction cancelled)
+//   EVICTING --writeback_failed-->                     DIRTY
+//   EVICTING --evict_commit-->                         ABSENT (store s, slot n)
+//   CLEAN    --evict_commit-->                         ABSENT (its slot, or zero)
+//   any but FETCHING --discard-->                      ABSENT (free, MADV_DONTNEED)
+#pragma once
+#include <atomic>
+#include <cstdint>
+
+namespace mtier {
+
+enum class PageState : uint8_t { kAbsent, kFetching, kClean, kDirty, kEvicting, kFailed };
+inline constexpr int kPageStateCount = 6;
+
+enum class PageEvent : uint8_t {
+  kClaim,
+  kPlacedClean,
+  kPlacedDirty,
+  kFetchFailed,
+  kWrite,
+  kEvictBegin,
+  kWritebackFailed,
+  kEvictCommit,
+  kDiscard,
+  kUnclaim,
+};
+inline constexpr int kPageEventCount = 10;
+
+const char* page_state_name(PageState s);
+const char* page_event_name(PageEvent e);
+
+// The next state for (state, event), or -1 when the edge does not exist.
+int next_page_state(PageState s, PageEvent e);
+
+// Layout of a page word:
+//   bits 0-2 state | bit 3 referenced | bit 4 has slot | bits 5-7 store index
+//   bits 8-15 heat (saturating) | bits 16-63 slot number
+struct PageWord {
+  static constexpr uint64_t kStateMask = 0x7;
+  static constexpr uint64_t kReferenced = 1u << 3;
+  static constexpr uint64_t kHasSlot = 1u << 4;
+  static constexpr int kStoreShift = 5;
+  static constexpr uint64_t kStoreMask = 0x7ull << kStoreShift;
+  static constexpr int kHeatShift = 8;
+  static constexpr uint64_t kHeatMask = 0xffull << kHeatShift;
+  static constexpr int kSlotShift = 16;
+  static constexpr unsigned kMaxStores = 8;
+
+  static PageState state(uint64_t w) { return static_cast<PageState>(w & kStateMask); }
+  static bool referenced(uint64_t w) { return w & kReferenced; }
+  static bool has_slot(uint64_t w) { return w & kHasSlot; }
+  static unsigned store(uint64_t w) { return (w & kStoreMask) >> kStoreShift; }
+  static uint64_t slot(uint64_t w) { return w >> kSlotShift; }
+  static unsigned heat(uint64_t w) { return (w & kHeatMask) >> kHeatShift; }
+  static bool resident(uint64_t w) {
+    PageState s = state(w);
+    return s == PageState::kClean || s == PageState::kDirty || s == PageState::kEvicting;
+  }
+};
+
+using PageWordAtomic = std::atomic<uint64_t>;
+
+// Moves the page along edge `e`; aborts (an internal inconsistency, named
+// with the page's table, index and state) if the edge does not exist.
+// `table_id` and `page` are only for that message. Returns the new word.
+uint64_t transition(PageWordAtomic& word, PageEvent e, int table_id, uint64_t page);
+
+// Sets or clears the slot (store index + number) of the page.
+void set_slot(PageWordAtomic& word, unsigned store, uint64_t slot);
+void clear_slot(PageWordAtomic& word);
+// Marks an access: referenced bit and one more unit of heat (saturating).
+void mark_access(PageWordAtomic& word);
+// Clears the referenced bit; returns whether it was set.
+bool test_and_clear_referenced(PageWordAtomic& word);
+// Halves the heat (periodic decay, as HeMem cools).
+void decay_heat(PageWordAtomic& word);
+
+}  // namespace mtier

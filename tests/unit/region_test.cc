@@ -1,0 +1,94 @@
+// The table allocator (ExtentAllocator) and the region's memfd mappings.
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "region/extent_allocator.h"
+#include "region/region.h"
+#include "sys/vm.h"
+
+namespace mtier {
+namespace {
+
+TEST(ExtentAllocator, CarvesAndCoalesces) {
+  ExtentAllocator a(100);
+  EXPECT_EQ(a.alloc(10), 0);
+  EXPECT_EQ(a.alloc(20), 10);
+  EXPECT_EQ(a.alloc(30), 30);
+  EXPECT_EQ(a.free_pages(), 40u);
+  ASSERT_EQ(a.free(10, 20), 0);
+  EXPECT_EQ(a.free_extents(), 2u);
+  ASSERT_EQ(a.free(0, 10), 0);   // merges with [10, 30)
+  ASSERT_EQ(a.free(30, 30), 0);  // merges both sides
+  EXPECT_EQ(a.free_extents(), 1u);
+  EXPECT_EQ(a.largest_free(), 100u);
+}
+
+TEST(ExtentAllocator, BestFitKeepsLargeHolesWhole) {
+  ExtentAllocator a(100);
+  ASSERT_EQ(a.alloc(10), 0);
+  ASSERT_EQ(a.alloc(5), 10);
+  ASSERT_EQ(a.alloc(50), 15);
+  ASSERT_EQ(a.free(0, 10), 0);   // hole of 10 at 0, hole of 35 at 65
+  EXPECT_EQ(a.alloc(8), 0);      // the small hole serves the small request
+  EXPECT_EQ(a.largest_free(), 35u);
+}
+
+TEST(ExtentAllocator, RejectsBadRequests) {
+  ExtentAllocator a(16);
+  EXPECT_EQ(a.alloc(0), -EINVAL);
+  EXPECT_EQ(a.alloc(17), -ENOMEM);
+  ASSERT_EQ(a.alloc(8), 0);
+  EXPECT_EQ(a.free(8, 1), -EINVAL);   // already free
+  EXPECT_EQ(a.free(4, 8), -EINVAL);   // overlaps free space
+  EXPECT_EQ(a.free(15, 4), -EINVAL);  // past the end
+  EXPECT_EQ(a.free(0, 0), -EINVAL);
+  EXPECT_EQ(a.free_pages(), 8u);
+}
+
+TEST(ExtentAllocator, RandomWorkloadConservesPages) {
+  ExtentAllocator a(4096);
+  std::mt19937 rng(7);
+  std::vector<std::pair<uint64_t, uint64_t>> live;
+  uint64_t used = 0;
+  for (int i = 0; i < 20000; i++) {
+    if (live.empty() || rng() % 2) {
+      uint64_t n = 1 + rng() % 64;
+      int64_t off = a.alloc(n);
+      if (off < 0) continue;
+      for (auto& [o, l] : live) ASSERT_TRUE(off + n <= o || o + l <= uint64_t(off));
+      live.push_back({uint64_t(off), n});
+      used += n;
+    } else {
+      size_t k = rng() % live.size();
+      ASSERT_EQ(a.free(live[k].first, live[k].second), 0);
+      used -= live[k].second;
+      live.erase(live.begin() + k);
+    }
+    ASSERT_EQ(a.free_pages() + used, 4096u);
+  }
+  for (auto& [o, l] : live) ASSERT_EQ(a.free(o, l), 0);
+  EXPECT_EQ(a.free_extents(), 1u);
+}
+
+TEST(Region, TwoMappingsOfOneMemfdAndPunch) {
+  int err = 0;
+  auto r = Region::create(64ull << 30, &err);  // reservation costs no memory
+  ASSERT_TRUE(r) << strerror(-err);
+  EXPECT_EQ(r->resident_pages(0, 1 << 20), 0);
+  strcpy(r->base() + 8192, "hello");
+  EXPECT_STREQ(r->alias() + 8192, "hello");
+  EXPECT_EQ(r->resident_pages(0, 1 << 20), 1);
+  EXPECT_GT(sys::smaps_rss(r->base()), 0);
+  ASSERT_EQ(r->punch(8192, 4096), 0);
+  EXPECT_EQ(r->resident_pages(0, 1 << 20), 0);
+  EXPECT_EQ(r->base()[8192], 0);
+  EXPECT_TRUE(r->contains(r->base() + (64ull << 30) - 1));
+  EXPECT_FALSE(r->contains(r->base() + (64ull << 30)));
+}
+
+}  // namespace
+}  // namespace mtier

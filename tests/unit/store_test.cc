@@ -1,0 +1,804 @@
+// Unit tests of src/store: the slot allocator, the io_uring file store (on
+// disk, on tmpfs, with O_DIRECT refused) and the libpmem2 store on a file.
+#include "store/store.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "store/file_channel.h"
+#include "store/file_store.h"
+#include "store/slot_allocator.h"
+
+namespace mtier {
+namespace {
+
+constexpr size_t kPage = 4096;
+constexpr size_t kWords = kPage / sizeof(uint64_t);
+
+// ---------------------------------------------------------------- helpers
+
+// A directory made with mkdtemp under `base`, removed with its contents.
+class TempDir {
+ public:
+  explicit TempDir(const char* base) {
+    std::string tmpl = std::string(base) + "/mtier-store-test-XXXXXX";
+    std::vector<char> buf(tmpl.begin(), tmpl.end());
+    buf.push_back('\0');
+    if (mkdtemp(buf.data())) path_ = buf.data();
+  }
+  ~TempDir() {
+    std::error_code ec;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+  }
+  bool ok() const { return !path_.empty(); }
+  const std::string& path() const { return path_; }
+  size_t entries() const {
+    size_t n = 0;
+    for (auto it = std::filesystem::directory_iterator(path_); it != decltype(it)(); ++it) ++n;
+    return n;
+  }
+
+ private:
+  std::string path_;
+};
+
+// n page-aligned 4 KiB pages.
+class PageBuf {
+ public:
+  explicit PageBuf(size_t n)
+      : p_(static_cast<unsigned char*>(std::aligned_alloc(kPage, std::max<size_t>(n, 1) * kPage))) {
+  }
+  ~PageBuf() { std::free(p_); }
+  void* page(size_t i) { return p_ + i * kPage; }
+
+ private:
+  unsigned char* p_;
+};
+
+uint64_t splitmix(uint64_t* s) {
+  uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+uint64_t checksum(const uint64_t* w) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (size_t i = 0; i + 1 < kWords; ++i) h = (h ^ w[i]) * 0x100000001b3ULL;
+  return h;
+}
+
+// A page naming its slot and generation, pseudo-random words, a checksum.
+void fill_page(void* buf, uint64_t slot, uint64_t gen) {
+  auto* w = static_cast<uint64_t*>(buf);
+  uint64_t seed = slot * 0x100000001b3ULL ^ gen;
+  w[0] = slot;
+  w[1] = gen;
+  for (size_t i = 2; i + 1 < kWords; ++i) w[i] = splitmix(&seed);
+  w[kWords - 1] = checksum(w);
+}
+
+// Empty if the page is the one fill_page(slot, gen) wrote, else what is wrong.
+std::string check_page(const void* buf, uint64_t slot, uint64_t gen) {
+  const auto* w = static_cast<const uint64_t*>(buf);
+  if (w[kWords - 1] != checksum(w)) return "bad checksum in slot " + std::to_string(slot);
+  if (w[0] != slot || w[1] != gen)
+    return "slot " + std::to_string(slot) + " gen " + std::to_string(gen) + " holds slot " +
+           std::to_string(w[0]) + " gen " + std::to_string(w[1]);
+  PageBuf want(1);
+  fill_page(want.page(0), slot, gen);
+  return memcmp(want.page(0), buf, kPage) == 0 ? ""
+                                               : "content differs in slot " + std::to_string(slot);
+}
+
+// Page k of a batch: the channel's staging buffer k while there is one
+// (fixed I/O), else an external buffer (plain I/O): batches mix both.
+void* batch_buf(StoreChannel* ch, PageBuf* ext, size_t k) {
+  return k < ch->depth() ? ch->buffer(static_cast<unsigned>(k)) : ext->page(k);
+}
+
+void write_slots(StoreChannel* ch, const std::vector<uint64_t>& slots, uint64_t gen, size_t batch) {
+  PageBuf ext(batch);
+  std::vector<StoreIo> ios(batch);
+  for (size_t at = 0; at < slots.size(); at += batch) {
+    size_t n = std::min(batch, slots.size() - at);
+    for (size_t k = 0; k < n; ++k) {
+      ios[k] = {slots[at + k], batch_buf(ch, &ext, k), 99};
+      fill_page(ios[k].buf, slots[at + k], gen);
+    }
+    ASSERT_EQ(ch->write_pages(ios.data(), n), 0);
+    for (size_t k = 0; k < n; ++k) ASSERT_EQ(ios[k].result, 0) << "slot " << ios[k].slot;
+  }
+}
+
+void read_verify(StoreChannel* ch, const std::vector<uint64_t>& slots, uint64_t gen, size_t batch) {
+  PageBuf ext(batch);
+  std::vector<StoreIo> ios(batch);
+  for (size_t at = 0; at < slots.size(); at += batch) {
+    size_t n = std::min(batch, slots.size() - at);
+    for (size_t k = 0; k < n; ++k) {
+      ios[k] = {slots[at + k], batch_buf(ch, &ext, k), 99};
+      memset(ios[k].buf, 0xa5, kPage);
+    }
+    ASSERT_EQ(ch->read_pages(ios.data(), n), 0);
+    for (size_t k = 0; k < n; ++k) {
+      ASSERT_EQ(ios[k].result, 0) << "slot " << ios[k].slot;
+      ASSERT_EQ(check_page(ios[k].buf, ios[k].slot, gen), "");
+    }
+  }
+}
+
+std::vector<uint64_t> alloc_n(Store* s, size_t n) {
+  std::vector<uint64_t> v;
+  for (size_t i = 0; i < n; ++i) {
+    int64_t slot = s->alloc_slot();
+    if (slot < 0) break;
+    v.push_back(static_cast<uint64_t>(slot));
+  }
+  return v;
+}
+
+bool on_tmpfs(const std::string& path) {
+  struct statfs sf;
+  return statfs(path.c_str(), &sf) == 0 && sf.f_type == 0x01021994;
+}
+
+// ---------------------------------------------------------------- slot allocator
+
+TEST(SlotAllocator, BumpsThenReusesLowestFreedFirst) {
+  SlotAllocator a(100);
+  for (int64_t i = 0; i < 10; ++i) EXPECT_EQ(a.alloc(), i);
+  a.free(7);
+  a.free(3);
+  EXPECT_EQ(a.used(), 8u);
+  EXPECT_EQ(a.alloc(), 3);
+  EXPECT_EQ(a.alloc(), 7);
+  EXPECT_EQ(a.alloc(), 10);
+  EXPECT_TRUE(a.is_allocated(7));
+  EXPECT_FALSE(a.is_allocated(11));
+}
+
+TEST(SlotAllocator, FullIsEnospcAndFreeMakesRoom) {
+  SlotAllocator a(3);
+  EXPECT_EQ(a.capacity(), 3u);
+  for (int i = 0; i < 3; ++i) EXPECT_GE(a.alloc(), 0);
+  EXPECT_EQ(a.alloc(), -ENOSPC);
+  EXPECT_EQ(a.used(), 3u);
+  a.free(1);
+  EXPECT_EQ(a.used(), 2u);
+  EXPECT_EQ(a.alloc(), 1);
+  EXPECT_EQ(a.alloc(), -ENOSPC);
+}
+
+TEST(SlotAllocator, ZeroCapacityIsAlwaysFull) {
+  SlotAllocator a(0);
+  EXPECT_EQ(a.alloc(), -ENOSPC);
+  EXPECT_EQ(a.used(), 0u);
+}
+
+// Across word and summary-word boundaries, against a reference set.
+TEST(SlotAllocator, MatchesLowestFreeReference) {
+  SlotAllocator a(70000);
+  std::set<uint64_t> held, freed;
+  uint64_t high = 0;
+  std::mt19937_64 rng(42);
+  for (int step = 0; step < 200000; ++step) {
+    if (held.empty() || rng() % 3 != 0) {
+      int64_t got = a.alloc();
+      uint64_t want = freed.empty() ? high++ : *freed.begin();
+      if (!freed.empty()) freed.erase(freed.begin());
+      ASSERT_EQ(got, static_cast<int64_t>(want)) << "step " << step;
+      held.insert(want);
+    } else {
+      auto it = held.begin();
+      std::advance(it, static_cast<long>(rng() % std::min<size_t>(held.size(), 64)));
+      if (rng() % 2) it = std::prev(held.end());
+      a.free(*it);
+      freed.insert(*it);
+      held.erase(it);
+    }
+    ASSERT_EQ(a.used(), held.size());
+  }
+}
+
+TEST(SlotAllocator, ThreadsGetDistinctSlots) {
+  SlotAllocator a(4 * 5000);
+  std::vector<std::vector<int64_t>> got(4);
+  std::vector<std::thread> ts;
+  for (int t = 0; t < 4; ++t)
+    ts.emplace_back([&a, &got, t] {
+      for (int i = 0; i < 5000; ++i) {
+        int64_t s = a.alloc();
+        if (i % 2)
+          a.free(static_cast<uint64_t>(s));
+        else
+          got[t].push_back(s);
+      }
+    });
+  for (auto& t : ts) t.join();
+  std::set<int64_t> all;
+  for (auto& v : got) all.insert(v.begin(), v.end());
+  EXPECT_EQ(all.size(), 4u * 2500);
+  EXPECT_EQ(a.used(), 4u * 2500);
+  EXPECT_GE(*all.begin(), 0);
+}
+
+TEST(SlotAllocatorDeathTest, FreeOfUnallocatedSlotAborts) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  SlotAllocator a(16);
+  EXPECT_EQ(a.alloc(), 0);
+  EXPECT_DEATH(a.free(5), "unallocated slot 5");
+  a.free(0);
+  EXPECT_DEATH(a.free(0), "unallocated slot 0");
+}
+
+TEST(SlotAllocatorDeathTest, FreeOutOfRangeAborts) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  SlotAllocator a(16);
+  EXPECT_DEATH(a.free(16), "out-of-range slot 16");
+}
+
+// ---------------------------------------------------------------- every store
+
+enum class Backend { kFileDisk, kFileShm, kPmemFile };
+
+const char* backend_name(Backend b) {
+  switch (b) {
+    case Backend::kFileDisk: return "FileDisk";
+    case Backend::kFileShm: return "FileShm";
+    case Backend::kPmemFile: return "PmemFile";
+  }
+  return "?";
+}
+
+const char* backend_base(Backend b) { return b == Backend::kFileShm ? "/dev/shm" : "/var/tmp"; }
+
+class StoreTest : public ::testing::TestWithParam<std::tuple<Backend, unsigned>> {
+ protected:
+  Backend backend() const { return std::get<0>(GetParam()); }
+  unsigned depth() const { return std::get<1>(GetParam()); }
+
+  void SetUp() override {
+    dir_ = std::make_unique<TempDir>(backend_base(backend()));
+    if (!dir_->ok()) GTEST_SKIP() << "cannot make a directory in " << backend_base(backend());
+  }
+
+  // Opens the store with `slots` slots; skips if this build has no PMem store.
+  void open(uint64_t slots) {
+    StoreOptions o;
+    o.bytes = slots * kPage;
+    int err = 1;
+    if (backend() == Backend::kPmemFile) {
+      o.path = dir_->path() + "/pmem.img";
+      store_ = open_pmem_store(o, &err);
+      if (err == -ENOTSUP) GTEST_SKIP() << "built without libpmem2";
+    } else {
+      o.path = dir_->path();
+      store_ = open_file_store(o, &err);
+    }
+    ASSERT_NE(store_, nullptr) << "err " << err << " (" << strerror(-err) << ")";
+    ASSERT_EQ(err, 0);
+    ch_ = store_->open_channel(depth());
+    ASSERT_NE(ch_, nullptr);
+    ASSERT_EQ(ch_->depth(), depth());
+  }
+
+  void TearDown() override {
+    ch_.reset();
+    store_.reset();
+  }
+
+  size_t batch() const { return 3 * depth() + 1; }
+
+  std::unique_ptr<TempDir> dir_;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<StoreChannel> ch_;
+};
+
+// Opens the fixture's store; returns from the test if it was skipped.
+#define OPEN_STORE(slots)                     \
+  do {                                        \
+    ASSERT_NO_FATAL_FAILURE(open(slots));     \
+    if (::testing::Test::IsSkipped()) return; \
+  } while (0)
+
+TEST_P(StoreTest, RoundTripInBatchesLargerThanDepth) {
+  OPEN_STORE(512);
+  std::vector<uint64_t> slots = alloc_n(store_.get(), 300);
+  ASSERT_EQ(slots.size(), 300u);
+  EXPECT_EQ(store_->used_slots(), 300u);
+  ASSERT_NO_FATAL_FAILURE(write_slots(ch_.get(), slots, 1, batch()));
+  ASSERT_NO_FATAL_FAILURE(read_verify(ch_.get(), slots, 1, batch()));
+  // Overwrite half: the new generation is read back, the rest is unchanged.
+  std::vector<uint64_t> first(slots.begin(), slots.begin() + 150);
+  std::vector<uint64_t> rest(slots.begin() + 150, slots.end());
+  ASSERT_NO_FATAL_FAILURE(write_slots(ch_.get(), first, 2, batch()));
+  ASSERT_NO_FATAL_FAILURE(read_verify(ch_.get(), first, 2, 7));
+  ASSERT_NO_FATAL_FAILURE(read_verify(ch_.get(), rest, 1, 1));
+}
+
+TEST_P(StoreTest, RandomSlotOrder) {
+  OPEN_STORE(256);
+  std::vector<uint64_t> slots = alloc_n(store_.get(), 256);
+  ASSERT_EQ(slots.size(), 256u);
+  std::mt19937_64 rng(7);
+  std::shuffle(slots.begin(), slots.end(), rng);
+  ASSERT_NO_FATAL_FAILURE(write_slots(ch_.get(), slots, 3, batch()));
+  std::shuffle(slots.begin(), slots.end(), rng);
+  ASSERT_NO_FATAL_FAILURE(read_verify(ch_.get(), slots, 3, batch() + 5));
+}
+
+TEST_P(StoreTest, FillingUpIsEnospcAndKeepsEarlierData) {
+  OPEN_STORE(40);
+  EXPECT_EQ(store_->capacity_slots(), 40u);
+  std::vector<uint64_t> slots;
+  for (;;) {
+    int64_t s = store_->alloc_slot();
+    if (s < 0) {
+      EXPECT_EQ(s, -ENOSPC);
+      break;
+    }
+    slots.push_back(static_cast<uint64_t>(s));
+    ASSERT_NO_FATAL_FAILURE(write_slots(ch_.get(), {slots.back()}, 5, 1));
+  }
+  EXPECT_EQ(slots.size(), 40u);
+  EXPECT_EQ(store_->used_slots(), 40u);
+  EXPECT_EQ(store_->alloc_slot(), -ENOSPC);
+  ASSERT_NO_FATAL_FAILURE(read_verify(ch_.get(), slots, 5, batch()));
+  store_->free_slot(17);
+  EXPECT_EQ(store_->alloc_slot(), 17);
+}
+
+TEST_P(StoreTest, OutOfRangeSlotIsEinvalOthersSucceed) {
+  OPEN_STORE(8);
+  PageBuf bufs(3);
+  std::vector<uint64_t> slots = alloc_n(store_.get(), 2);
+  fill_page(bufs.page(0), slots[0], 1);
+  fill_page(bufs.page(2), slots[1], 1);
+  StoreIo ios[3] = {{slots[0], bufs.page(0), 9}, {8, bufs.page(1), 9}, {slots[1], bufs.page(2), 9}};
+  EXPECT_EQ(ch_->write_pages(ios, 3), -EINVAL);
+  EXPECT_EQ(ios[0].result, 0);
+  EXPECT_EQ(ios[1].result, -EINVAL);
+  EXPECT_EQ(ios[2].result, 0);
+  EXPECT_EQ(ch_->read_pages(ios, 3), -EINVAL);
+  EXPECT_EQ(check_page(bufs.page(2), slots[1], 1), "");
+  EXPECT_EQ(ch_->read_pages(ios, 0), 0);
+}
+
+TEST_P(StoreTest, TruncatedBackingFileReadsFailWithEio) {
+  OPEN_STORE(64);
+  std::vector<uint64_t> slots = alloc_n(store_.get(), 48);
+  ASSERT_NO_FATAL_FAILURE(write_slots(ch_.get(), slots, 1, batch()));
+  ASSERT_EQ(truncate(store_->path().c_str(), 0), 0) << strerror(errno);
+  PageBuf bufs(slots.size());
+  std::vector<StoreIo> ios;
+  for (size_t i = 0; i < slots.size(); ++i) ios.push_back({slots[i], bufs.page(i), 9});
+  EXPECT_EQ(ch_->read_pages(ios.data(), ios.size()), -EIO);
+  for (const StoreIo& io : ios) EXPECT_EQ(io.result, -EIO) << "slot " << io.slot;
+}
+
+TEST_P(StoreTest, KindModePathAndRemoveOnClose) {
+  OPEN_STORE(16);
+  bool pmem = backend() == Backend::kPmemFile;
+  EXPECT_STREQ(store_->kind(), pmem ? "pmem" : "file");
+  EXPECT_FALSE(store_->mode().empty());
+  EXPECT_EQ(store_->path().rfind(dir_->path() + "/", 0), 0u) << store_->path();
+  struct stat st;
+  ASSERT_EQ(stat(store_->path().c_str(), &st), 0);
+  EXPECT_EQ(static_cast<uint64_t>(st.st_size), 16 * kPage);
+  EXPECT_EQ(st.st_blocks, 0) << "a new store file should be sparse";
+  ch_.reset();
+  store_.reset();
+  EXPECT_EQ(dir_->entries(), 0u);
+}
+
+TEST_P(StoreTest, ChannelsOnTwoThreads) {
+  OPEN_STORE(256);
+  auto run = [this](uint64_t gen) {
+    std::unique_ptr<StoreChannel> ch = store_->open_channel(depth());
+    ASSERT_NE(ch, nullptr);
+    std::vector<uint64_t> slots = alloc_n(store_.get(), 100);
+    ASSERT_NO_FATAL_FAILURE(write_slots(ch.get(), slots, gen, batch()));
+    ASSERT_NO_FATAL_FAILURE(read_verify(ch.get(), slots, gen, batch()));
+  };
+  std::thread t1(run, 11), t2(run, 12);
+  t1.join();
+  t2.join();
+  EXPECT_EQ(store_->used_slots(), 200u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Stores, StoreTest,
+                         ::testing::Combine(::testing::Values(Backend::kFileDisk, Backend::kFileShm,
+                                                              Backend::kPmemFile),
+                                            ::testing::Values(1u, 64u)),
+                         [](const ::testing::TestParamInfo<StoreTest::ParamType>& info) {
+                           return std::string(backend_name(std::get<0>(info.param))) + "_depth" +
+                                  std::to_string(std::get<1>(info.param));
+                         });
+
+// ---------------------------------------------------------------- file store
+
+std::unique_ptr<Store> open_file(const std::string& path, uint64_t bytes, int* err,
+                                 bool remove = true) {
+  StoreOptions o;
+  o.path = path;
+  o.bytes = bytes;
+  o.remove_on_close = remove;
+  return open_file_store(o, err);
+}
+
+TEST(FileStore, DiskFileIsOpenedODirect) {
+  TempDir dir("/var/tmp");
+  ASSERT_TRUE(dir.ok());
+  if (on_tmpfs(dir.path())) GTEST_SKIP() << "/var/tmp is tmpfs here";
+  int err = 1;
+  auto store = open_file(dir.path(), 64 * kPage, &err);
+  ASSERT_NE(store, nullptr);
+  auto* fs = dynamic_cast<FileStore*>(store.get());
+  ASSERT_NE(fs, nullptr);
+  EXPECT_EQ(store->mode(), "O_DIRECT");
+  EXPECT_TRUE(fs->direct_io());
+  int flags = fcntl(fs->fd(), F_GETFL);
+  ASSERT_GE(flags, 0);
+  EXPECT_NE(flags & O_DIRECT, 0);
+  EXPECT_EQ(store->path().find(dir.path() + "/mtier-" + std::to_string(getpid()) + "-"), 0u);
+}
+
+// Where tmpfs accepts O_DIRECT (Linux >= 6.6) the store says the pages stay in
+// memory; where it refuses, the store falls back to buffered I/O.
+TEST(FileStore, ShmStoreSaysHowItIsBacked) {
+  TempDir dir("/dev/shm");
+  if (!dir.ok()) GTEST_SKIP() << "no /dev/shm";
+  int err = 1;
+  auto store = open_file(dir.path(), 64 * kPage, &err);
+  ASSERT_NE(store, nullptr);
+  auto* fs = dynamic_cast<FileStore*>(store.get());
+  int flags = fcntl(fs->fd(), F_GETFL);
+  if (fs->direct_io()) {
+    EXPECT_EQ(store->mode(), "O_DIRECT (tmpfs: pages stay in memory)");
+    EXPECT_NE(flags & O_DIRECT, 0);
+  } else {
+    EXPECT_EQ(store->mode(), "buffered (O_DIRECT unsupported on tmpfs)");
+    EXPECT_EQ(flags & O_DIRECT, 0);
+  }
+}
+
+int refuse_direct(int) { return -EINVAL; }
+
+TEST(FileStore, BufferedFallbackWhenODirectIsRefused) {
+  TempDir dir("/dev/shm");
+  if (!dir.ok()) GTEST_SKIP() << "no /dev/shm";
+  StoreOptions o;
+  o.path = dir.path();
+  o.bytes = 128 * kPage;
+  int err = 1;
+  auto store = open_file_store_with(o, FileStoreSys{refuse_direct}, &err);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(err, 0);
+  auto* fs = dynamic_cast<FileStore*>(store.get());
+  EXPECT_FALSE(fs->direct_io());
+  EXPECT_EQ(store->mode(), "buffered (O_DIRECT unsupported on tmpfs)");
+  EXPECT_EQ(fcntl(fs->fd(), F_GETFL) & O_DIRECT, 0);
+  auto ch = store->open_channel(8);
+  std::vector<uint64_t> slots = alloc_n(store.get(), 128);
+  std::shuffle(slots.begin(), slots.end(), std::mt19937_64(3));
+  ASSERT_NO_FATAL_FAILURE(write_slots(ch.get(), slots, 4, 20));
+  ASSERT_NO_FATAL_FAILURE(read_verify(ch.get(), slots, 4, 13));
+}
+
+// The child of RamfsRefusesODirect, in its own mount namespace: 0 passed,
+// 77 skipped, 1 failed; the reason goes to fd `out`.
+int ramfs_child(const std::string& dir, int out) {
+  auto say = [out](const std::string& s, int code) {
+    if (write(out, s.data(), s.size()) < 0) return 1;
+    return code;
+  };
+  if (unshare(CLONE_NEWNS) != 0) return say(std::string("unshare: ") + strerror(errno), 77);
+  if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+    return say(std::string("mount private: ") + strerror(errno), 77);
+  if (mount("ramfs", dir.c_str(), "ramfs", 0, nullptr) != 0)
+    return say(std::string("mount ramfs: ") + strerror(errno), 77);
+  int err = 1;
+  auto store = open_file(dir, 32 * kPage, &err);
+  if (!store) return say("open failed: " + std::to_string(err), 1);
+  if (store->mode() != "buffered (O_DIRECT unsupported on ramfs)")
+    return say("mode: " + store->mode(), 1);
+  auto ch = store->open_channel(4);
+  PageBuf bufs(16);
+  std::vector<StoreIo> ios;
+  for (uint64_t i = 0; i < 16; ++i) {
+    uint64_t slot = static_cast<uint64_t>(store->alloc_slot());
+    fill_page(bufs.page(i), slot, 9);
+    ios.push_back({slot, bufs.page(i), 1});
+  }
+  if (ch->write_pages(ios.data(), ios.size()) != 0) return say("write failed", 1);
+  for (uint64_t i = 0; i < 16; ++i) memset(bufs.page(i), 0, kPage);
+  if (ch->read_pages(ios.data(), ios.size()) != 0) return say("read failed", 1);
+  for (const StoreIo& io : ios)
+    if (!check_page(io.buf, io.slot, 9).empty()) return say(check_page(io.buf, io.slot, 9), 1);
+  return 0;
+}
+
+TEST(FileStore, RamfsRefusesODirectAndTheStoreFallsBack) {
+  if (geteuid() != 0) GTEST_SKIP() << "mounting ramfs needs root";
+  TempDir dir("/var/tmp");
+  ASSERT_TRUE(dir.ok());
+  int pfd[2];
+  ASSERT_EQ(pipe(pfd), 0);
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    close(pfd[0]);
+    _exit(ramfs_child(dir.path(), pfd[1]));
+  }
+  close(pfd[1]);
+  std::string msg;
+  char buf[256];
+  for (ssize_t got; (got = read(pfd[0], buf, sizeof buf)) > 0;) msg.append(buf, size_t(got));
+  close(pfd[0]);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "child died: status " << status;
+  if (WEXITSTATUS(status) == 77) GTEST_SKIP() << "cannot mount ramfs: " << msg;
+  EXPECT_EQ(WEXITSTATUS(status), 0) << msg;
+}
+
+TEST(FileStore, SizeIsRequiredAndRoundedDown) {
+  TempDir dir("/var/tmp");
+  ASSERT_TRUE(dir.ok());
+  int err = 0;
+  EXPECT_EQ(open_file(dir.path(), 0, &err), nullptr);
+  EXPECT_EQ(err, -EINVAL);
+  EXPECT_EQ(open_file(dir.path(), 4095, &err), nullptr);
+  EXPECT_EQ(err, -EINVAL);
+  EXPECT_EQ(dir.entries(), 0u) << "a failed open must not leave a file";
+  auto store = open_file(dir.path(), 3 * kPage + 100, &err);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->capacity_slots(), 3u);
+}
+
+TEST(FileStore, MissingDirectoryIsEnoent) {
+  TempDir dir("/var/tmp");
+  ASSERT_TRUE(dir.ok());
+  int err = 0;
+  EXPECT_EQ(open_file(dir.path() + "/no/such/file", kPage, &err), nullptr);
+  EXPECT_EQ(err, -ENOENT);
+}
+
+TEST(FileStore, FilePathIsCreatedAndRemovedOrKept) {
+  TempDir dir("/var/tmp");
+  ASSERT_TRUE(dir.ok());
+  std::string path = dir.path() + "/store.img";
+  int err = 1;
+  auto store = open_file(path, 8 * kPage, &err);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->path(), path);
+  store.reset();
+  EXPECT_NE(access(path.c_str(), F_OK), 0) << "created file not removed";
+  store = open_file(path, 8 * kPage, &err, /*remove=*/false);
+  ASSERT_NE(store, nullptr);
+  store.reset();
+  EXPECT_EQ(access(path.c_str(), F_OK), 0) << "file removed despite remove_on_close=false";
+  // An existing file is resized and never removed: the store did not create it.
+  store = open_file(path, 16 * kPage, &err);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->capacity_slots(), 16u);
+  store.reset();
+  EXPECT_EQ(access(path.c_str(), F_OK), 0);
+}
+
+TEST(FileStore, SecondStoreOnTheSameFileIsEbusy) {
+  TempDir dir("/var/tmp");
+  ASSERT_TRUE(dir.ok());
+  std::string path = dir.path() + "/store.img";
+  int err = 1;
+  auto first = open_file(path, 8 * kPage, &err);
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(open_file(path, 8 * kPage, &err), nullptr);
+  EXPECT_EQ(err, -EBUSY);
+  EXPECT_EQ(access(path.c_str(), F_OK), 0) << "the failed open removed the first store's file";
+  EXPECT_EQ(open_file("", 8 * kPage, &err), nullptr);
+  EXPECT_EQ(err, -EINVAL);
+}
+
+TEST(FileStore, DepthsFromOneTo256) {
+  TempDir dir("/var/tmp");
+  ASSERT_TRUE(dir.ok());
+  int err = 1;
+  auto store = open_file(dir.path(), 1024 * kPage, &err);
+  ASSERT_NE(store, nullptr);
+  std::vector<uint64_t> slots = alloc_n(store.get(), 1024);
+  uint64_t gen = 100;
+  for (unsigned depth : {1u, 2u, 7u, 32u, 256u}) {
+    auto ch = store->open_channel(depth);
+    ASSERT_NE(ch, nullptr) << "depth " << depth;
+    ASSERT_EQ(ch->depth(), depth);
+    auto* fc = dynamic_cast<FileChannel*>(ch.get());
+    EXPECT_TRUE(fc->registered()) << "staging buffers not registered at depth " << depth;
+    ASSERT_NO_FATAL_FAILURE(write_slots(ch.get(), slots, ++gen, 2 * depth + 3));
+    ASSERT_NO_FATAL_FAILURE(read_verify(ch.get(), slots, gen, depth + 1));
+  }
+  auto ch = store->open_channel(0);
+  ASSERT_NE(ch, nullptr);
+  EXPECT_EQ(ch->depth(), 1u);
+  EXPECT_EQ(ch->direct(0), nullptr);
+  EXPECT_EQ(ch->buffer(1), nullptr);
+}
+
+// A real ring whose completions and submissions fail on demand.
+class FlakyUring : public sys::Uring {
+ public:
+  int eagain_completions = 0;  // completions to report as -EAGAIN
+  int eintr_submits = 0;       // submissions to fail with -EINTR
+  int fatal_after = -1;        // submissions that succeed before -EFAULT forever
+
+  int submit_and_wait(unsigned wait_nr) override {
+    if (eintr_submits > 0 && eintr_submits--) return -EINTR;
+    if (fatal_after == 0) return -EFAULT;
+    if (fatal_after > 0) --fatal_after;
+    return Uring::submit_and_wait(wait_nr);
+  }
+  unsigned reap(sys::UringCompletion* out, unsigned max) override {
+    unsigned n = Uring::reap(out, max);
+    for (unsigned k = 0; k < n; ++k)
+      if (eagain_completions > 0 && eagain_completions--) out[k].res = -EAGAIN;
+    return n;
+  }
+};
+
+class FileChannelFaults : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(dir_.ok());
+    int err = 1;
+    store_ = open_file(dir_.path(), 64 * kPage, &err);
+    ASSERT_NE(store_, nullptr);
+    slots_ = alloc_n(store_.get(), 40);
+    auto* fs = dynamic_cast<FileStore*>(store_.get());
+    auto ring = std::make_unique<FlakyUring>();
+    ring_ = ring.get();
+    ch_ = std::make_unique<FileChannel>(fs->fd(), store_->capacity_slots(), std::move(ring));
+    ASSERT_EQ(ch_->init(4, store_->path()), 0);
+  }
+
+  TempDir dir_{"/var/tmp"};
+  std::unique_ptr<Store> store_;
+  std::vector<uint64_t> slots_;
+  FlakyUring* ring_ = nullptr;
+  std::unique_ptr<FileChannel> ch_;
+};
+
+TEST_F(FileChannelFaults, EagainCompletionsAndEintrSubmitsAreRetried) {
+  ring_->eagain_completions = 25;
+  ring_->eintr_submits = 5;
+  ASSERT_NO_FATAL_FAILURE(write_slots(ch_.get(), slots_, 1, 10));
+  ring_->eagain_completions = 25;
+  ring_->eintr_submits = 5;
+  ASSERT_NO_FATAL_FAILURE(read_verify(ch_.get(), slots_, 1, 17));
+  EXPECT_EQ(ring_->eagain_completions, 0);
+}
+
+TEST_F(FileChannelFaults, EndlessEagainEndsWithEagainNotAHang) {
+  ring_->eagain_completions = 1 << 30;
+  PageBuf bufs(10);
+  std::vector<StoreIo> ios;
+  for (size_t i = 0; i < 10; ++i) ios.push_back({slots_[i], bufs.page(i), 9});
+  EXPECT_EQ(ch_->read_pages(ios.data(), ios.size()), -EAGAIN);
+  for (const StoreIo& io : ios) EXPECT_EQ(io.result, -EAGAIN);
+}
+
+TEST_F(FileChannelFaults, DeadRingFailsEveryIoThenAndLater) {
+  ring_->fatal_after = 2;
+  PageBuf bufs(20);
+  std::vector<StoreIo> ios;
+  for (size_t i = 0; i < 20; ++i) {
+    fill_page(bufs.page(i), slots_[i], 1);
+    ios.push_back({slots_[i], bufs.page(i), 9});
+  }
+  EXPECT_EQ(ch_->write_pages(ios.data(), ios.size()), -EFAULT);
+  size_t failed = 0;
+  for (const StoreIo& io : ios) {
+    EXPECT_TRUE(io.result == 0 || io.result == -EFAULT) << io.result;
+    failed += io.result == -EFAULT;
+  }
+  EXPECT_GE(failed, 20u - 2 * 4);
+  EXPECT_EQ(ch_->read_pages(ios.data(), 3), -EFAULT);
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(ios[i].result, -EFAULT);
+  ch_.reset();  // I/Os the kernel took may still read bufs until the ring is gone
+}
+
+// ---------------------------------------------------------------- pmem store
+
+std::unique_ptr<Store> open_pmem(const std::string& path, uint64_t bytes, int* err) {
+  StoreOptions o;
+  o.path = path;
+  o.bytes = bytes;
+  return open_pmem_store(o, err);
+}
+
+TEST(PmemStore, RegularFileIsPageGranularityAndDirectReadsTheMapping) {
+  TempDir dir("/var/tmp");
+  ASSERT_TRUE(dir.ok());
+  int err = 1;
+  auto store = open_pmem(dir.path() + "/pmem.img", 32 * kPage, &err);
+  if (err == -ENOTSUP) GTEST_SKIP() << "built without libpmem2";
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->mode(), "page granularity file (not DAX)");
+  EXPECT_EQ(store->capacity_slots(), 32u);
+  auto ch = store->open_channel(4);
+  std::vector<uint64_t> slots = alloc_n(store.get(), 32);
+  ASSERT_NO_FATAL_FAILURE(write_slots(ch.get(), slots, 8, 10));
+  for (uint64_t s : slots) {
+    ASSERT_NE(ch->direct(s), nullptr);
+    EXPECT_EQ(check_page(ch->direct(s), s, 8), "");
+  }
+  EXPECT_EQ(ch->direct(32), nullptr);
+}
+
+TEST(PmemStore, DirectoryGetsANewFileAndSizeIsRequired) {
+  TempDir dir("/var/tmp");
+  ASSERT_TRUE(dir.ok());
+  int err = 1;
+  auto store = open_pmem(dir.path(), 0, &err);
+  if (err == -ENOTSUP) GTEST_SKIP() << "built without libpmem2";
+  EXPECT_EQ(store, nullptr);
+  EXPECT_EQ(err, -EINVAL);
+  EXPECT_EQ(dir.entries(), 0u);
+  store = open_pmem(dir.path(), 8 * kPage, &err);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(dir.entries(), 1u);
+  store.reset();
+  EXPECT_EQ(dir.entries(), 0u);
+}
+
+// ---------------------------------------------------------------- throughput
+
+class StoreThroughput : public StoreTest {};
+
+// Not a benchmark: prints MB/s of 4 KiB random writes, then reads, in batches of 256.
+TEST_P(StoreThroughput, RandomPages) {
+  constexpr size_t kSlots = 8192;  // 32 MiB
+  OPEN_STORE(kSlots);
+  std::vector<uint64_t> slots = alloc_n(store_.get(), kSlots);
+  std::shuffle(slots.begin(), slots.end(), std::mt19937_64(1));
+  auto t0 = std::chrono::steady_clock::now();
+  ASSERT_NO_FATAL_FAILURE(write_slots(ch_.get(), slots, 1, 256));
+  auto t1 = std::chrono::steady_clock::now();
+  ASSERT_NO_FATAL_FAILURE(read_verify(ch_.get(), slots, 1, 256));
+  auto t2 = std::chrono::steady_clock::now();
+  double mb = kSlots * kPage / 1e6;
+  auto secs = [](auto d) { return std::chrono::duration<double>(d).count(); };
+  printf("    %s (%s), depth %u: write %.0f MB/s, read+verify %.0f MB/s\n", backend_name(backend()),
+         store_->mode().c_str(), depth(), mb / secs(t1 - t0), mb / secs(t2 - t1));
+}
+
+INSTANTIATE_TEST_SUITE_P(Stores, StoreThroughput,
+                         ::testing::Combine(::testing::Values(Backend::kFileDisk, Backend::kFileShm,
+                                                              Backend::kPmemFile),
+                                            ::testing::Values(kFileStoreDefaultDepth)),
+                         [](const ::testing::TestParamInfo<StoreTest::ParamType>& info) {
+                           return std::string(backend_name(std::get<0>(info.param)));
+                         });
+
+}  // namespace
+}  // namespace mtier

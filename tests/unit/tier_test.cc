@@ -1,0 +1,427 @@
+// Memory-tier discovery (fixture sysfs trees), tier overrides, budgets, and
+// the NUMA syscalls on this machine (one node here; adapts to more).
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sys/numa.h"
+#include "tier/budget.h"
+#include "tier/topology.h"
+
+#ifndef MTIER_SRCDIR
+#error "MTIER_SRCDIR must name the source tree (for tests/unit/testdata)"
+#endif
+
+namespace mtier {
+namespace {
+
+constexpr uint64_t kKiB = 1024;
+constexpr size_t kPage = 4096;
+
+std::string fixture(const char* name) {
+  return std::string(MTIER_SRCDIR) + "/tests/unit/testdata/" + name;
+}
+
+Topology discover_fixture(const char* name) {
+  Topology topo;
+  std::string error;
+  EXPECT_EQ(discover_topology(fixture(name), &topo, &error), 0) << error;
+  return topo;
+}
+
+// ---- discovery ----
+
+TEST(Topology, OneNodeLikeThisMachine) {
+  Topology t = discover_fixture("sysfs-one-node");
+  ASSERT_EQ(t.nodes.size(), 1u);
+  EXPECT_EQ(t.nodes[0].id, 0);
+  EXPECT_TRUE(t.nodes[0].has_cpus);
+  EXPECT_EQ(t.nodes[0].bytes, 4286184 * kKiB);
+  EXPECT_EQ(t.distance(0, 0), 10);
+  EXPECT_TRUE(t.from_memory_tiering);
+  ASSERT_EQ(t.tiers.size(), 1u);
+  EXPECT_EQ(t.tiers[0].rank, 4);
+  EXPECT_EQ(t.tiers[0].nodes, std::vector<int>{0});
+  EXPECT_EQ(t.tiers[0].kind, TierKind::kDram);
+  EXPECT_EQ(describe(t.tiers), "memory tiers: dram(node 0, 4.1 GiB)");
+}
+
+TEST(Topology, QemuTwoDramNodesAndKmemNode) {
+  Topology t = discover_fixture("sysfs-qemu-3node");
+  ASSERT_EQ(t.nodes.size(), 3u);
+  EXPECT_TRUE(t.nodes[0].has_cpus);
+  EXPECT_TRUE(t.nodes[1].has_cpus);
+  EXPECT_FALSE(t.nodes[2].has_cpus);
+  EXPECT_EQ(t.distance(0, 1), 20);
+  EXPECT_EQ(t.distance(1, 1), 10);
+  EXPECT_EQ(t.distance(2, 0), 20);
+  EXPECT_TRUE(t.from_memory_tiering);
+  ASSERT_EQ(t.tiers.size(), 2u);
+  EXPECT_EQ(t.tiers[0].rank, 4);
+  EXPECT_EQ(t.tiers[0].nodes, (std::vector<int>{0, 1}));
+  EXPECT_EQ(t.tiers[0].bytes, (1031984 + 1032176) * kKiB);
+  EXPECT_TRUE(t.tiers[0].has_cpus);
+  EXPECT_EQ(t.tiers[0].kind, TierKind::kDram);
+  EXPECT_EQ(t.tiers[1].rank, 22);
+  EXPECT_EQ(t.tiers[1].nodes, std::vector<int>{2});
+  EXPECT_EQ(t.tiers[1].bytes, 384 * kKiB * kKiB);
+  EXPECT_FALSE(t.tiers[1].has_cpus);
+  EXPECT_EQ(t.tiers[1].kind, TierKind::kSlowMemory);
+  EXPECT_EQ(describe(t.tiers),
+            "memory tiers: dram(nodes 0-1, 2.0 GiB); slow-memory(node 2, 384.0 MiB)");
+}
+
+TEST(Topology, NoMemoryTieringRanksByCpusThenDistance) {
+  Topology t = discover_fixture("sysfs-no-tiering");
+  ASSERT_EQ(t.nodes.size(), 5u);  // 0 1 2 4 5: no node 3
+  EXPECT_EQ(t.nodes[3].id, 4);
+  EXPECT_EQ(t.distance(0, 4), 25);  // 4th entry of node0/distance, not the 5th
+  EXPECT_EQ(t.distance(4, 2), 40);
+  EXPECT_EQ(t.distance(0, 3), -1);
+  EXPECT_FALSE(t.from_memory_tiering);
+  ASSERT_EQ(t.tiers.size(), 2u);
+  EXPECT_EQ(t.tiers[0].rank, 0);
+  EXPECT_EQ(t.tiers[0].nodes, (std::vector<int>{0, 1}));  // node 5 has no memory
+  EXPECT_EQ(t.tiers[0].kind, TierKind::kDram);
+  EXPECT_EQ(t.tiers[1].rank, 1);
+  EXPECT_EQ(t.tiers[1].nodes, (std::vector<int>{4, 2}));  // nearer to node 0 first
+  EXPECT_EQ(t.tiers[1].kind, TierKind::kSlowMemory);
+  EXPECT_FALSE(t.tiers[1].has_cpus);
+  EXPECT_EQ(describe(t.tiers),
+            "memory tiers: dram(nodes 0-1, 16.0 GiB); slow-memory(nodes 4,2, 20.0 GiB)");
+}
+
+TEST(Topology, MissingNodeDirectoryIsENOENT) {
+  Topology t;
+  std::string error;
+  EXPECT_EQ(discover_topology(fixture("no-such-tree"), &t, &error), -ENOENT);
+  EXPECT_NE(error.find("no-such-tree/devices/system/node"), std::string::npos) << error;
+  EXPECT_TRUE(t.nodes.empty());
+}
+
+TEST(Topology, MeminfoWithoutMemTotalNamesTheFile) {
+  Topology t;
+  std::string error;
+  EXPECT_EQ(discover_topology(fixture("sysfs-bad-meminfo"), &t, &error), -EINVAL);
+  EXPECT_NE(error.find("node0/meminfo"), std::string::npos) << error;
+}
+
+TEST(Topology, SingleNodeFallback) {
+  Topology t = single_node_topology(3ull << 30);
+  ASSERT_EQ(t.tiers.size(), 1u);
+  EXPECT_EQ(t.tiers[0].nodes, std::vector<int>{0});
+  EXPECT_EQ(describe(t.tiers), "memory tiers: dram(node 0, 3.0 GiB)");
+  EXPECT_EQ(describe({}), "memory tiers: none");
+}
+
+TEST(Topology, ThisMachine) {
+  Topology t;
+  std::string error;
+  ASSERT_EQ(discover_topology("/sys", &t, &error), 0) << error;
+  ASSERT_NE(t.node(0), nullptr);
+  ASSERT_FALSE(t.tiers.empty());
+  EXPECT_EQ(t.tiers[0].kind, TierKind::kDram);
+  EXPECT_GT(t.tiers[0].bytes, 0u);
+  EXPECT_EQ(describe(t.tiers).rfind("memory tiers: dram(", 0), 0u) << describe(t.tiers);
+}
+
+// ---- node lists and overrides ----
+
+TEST(NodeList, Parses) {
+  std::vector<int> nodes;
+  std::string_view bad;
+  EXPECT_TRUE(parse_node_list("0-1,4", &nodes, &bad));
+  EXPECT_EQ(nodes, (std::vector<int>{0, 1, 4}));
+  EXPECT_TRUE(parse_node_list("", &nodes, &bad));
+  EXPECT_TRUE(nodes.empty());
+  EXPECT_TRUE(parse_node_list("1023", &nodes, &bad));
+}
+
+TEST(NodeList, NamesBadToken) {
+  std::vector<int> nodes;
+  std::string_view bad;
+  for (const char* text : {"0,x", "0,2-1", "0,1024", "0,-1", "0,3-", "0,1-2-3"}) {
+    EXPECT_FALSE(parse_node_list(text, &nodes, &bad)) << text;
+    EXPECT_EQ(bad, std::string_view(text).substr(2)) << text;
+  }
+}
+
+TEST(TierOverride, Parses) {
+  std::vector<TierSpec> specs;
+  std::string error;
+  ASSERT_EQ(parse_tier_override("0,1:dram;2:slow", &specs, &error), 0) << error;
+  ASSERT_EQ(specs.size(), 2u);
+  EXPECT_EQ(specs[0].nodes, (std::vector<int>{0, 1}));
+  EXPECT_EQ(specs[0].kind, TierKind::kDram);
+  EXPECT_EQ(specs[1].nodes, std::vector<int>{2});
+  EXPECT_EQ(specs[1].kind, TierKind::kSlowMemory);
+  ASSERT_EQ(parse_tier_override(" 0-1 : dram ; 2 : slow-memory ", &specs, &error), 0) << error;
+  EXPECT_EQ(specs[0].nodes, (std::vector<int>{0, 1}));
+}
+
+struct BadOverride {
+  const char* text;
+  const char* message;
+};
+
+TEST(TierOverride, ErrorsNameTheBadToken) {
+  const BadOverride cases[] = {
+      {"0,1", "tier override: expected nodes:kind, got '0,1'"},
+      {"0,x:dram", "tier override: bad node list in '0,x:dram' at 'x'"},
+      {"0:fast", "tier override: unknown tier kind (dram, slow) 'fast'"},
+      {"0:dram;;2:slow", "tier override: empty group in '0:dram;;2:slow'"},
+      {"0:dram;", "tier override: empty group in '0:dram;'"},
+      {":dram", "tier override: no nodes in ':dram'"},
+      {"0:dram;1,0:slow", "tier override: node named twice: '0'"},
+      {"", "tier override: empty override ''"},
+  };
+  for (const BadOverride& c : cases) {
+    std::vector<TierSpec> specs;
+    std::string error;
+    EXPECT_EQ(parse_tier_override(c.text, &specs, &error), -EINVAL) << c.text;
+    EXPECT_EQ(error, c.message);
+  }
+}
+
+TEST(TierOverride, Applies) {
+  Topology t = discover_fixture("sysfs-qemu-3node");
+  std::vector<TierSpec> specs;
+  std::vector<MemoryTierInfo> tiers;
+  std::string error;
+  ASSERT_EQ(parse_tier_override("0:dram;1,2:slow", &specs, &error), 0) << error;
+  ASSERT_EQ(apply_tier_override(t, specs, &tiers, &error), 0) << error;
+  ASSERT_EQ(tiers.size(), 2u);
+  EXPECT_EQ(tiers[0].rank, 0);
+  EXPECT_EQ(tiers[1].rank, 1);
+  EXPECT_EQ(tiers[1].bytes, (1032176 + 393216) * kKiB);
+  EXPECT_TRUE(tiers[1].has_cpus);
+  EXPECT_EQ(describe(tiers),
+            "memory tiers: dram(node 0, 1007.8 MiB); slow-memory(nodes 1-2, 1.4 GiB)");
+}
+
+TEST(TierOverride, RejectsUnknownOrEmptyNodes) {
+  std::vector<TierSpec> specs;
+  std::vector<MemoryTierInfo> tiers;
+  std::string error;
+  ASSERT_EQ(parse_tier_override("0:dram;3:slow", &specs, &error), 0);
+  EXPECT_EQ(apply_tier_override(discover_fixture("sysfs-no-tiering"), specs, &tiers, &error),
+            -EINVAL);
+  EXPECT_EQ(error, "tier override: no such node: '3'");
+  ASSERT_EQ(parse_tier_override("5:dram", &specs, &error), 0);
+  EXPECT_EQ(apply_tier_override(discover_fixture("sysfs-no-tiering"), specs, &tiers, &error),
+            -EINVAL);
+  EXPECT_EQ(error, "tier override: node has no memory: '5'");
+}
+
+// ---- budget ----
+
+TEST(Budget, Typical) {
+  MemoryBudget b(1000 * kPage, 95, 85);
+  EXPECT_EQ(b.pages_budget(), 1000u);
+  EXPECT_EQ(b.pages_high(), 950u);
+  EXPECT_EQ(b.pages_low(), 850u);
+  EXPECT_FALSE(b.over_high(950));
+  EXPECT_EQ(b.pages_to_evict(950), 0u);
+  EXPECT_TRUE(b.over_high(951));
+  EXPECT_EQ(b.pages_to_evict(951), 101u);
+  EXPECT_EQ(b.pages_to_evict(5000), 4150u);
+}
+
+TEST(Budget, RoundsDown) {
+  MemoryBudget b(10 * kPage + kPage - 1, 95, 85);  // a partial page is no room
+  EXPECT_EQ(b.pages_budget(), 10u);
+  EXPECT_EQ(b.pages_high(), 9u);  // 9.5
+  EXPECT_EQ(b.pages_low(), 8u);   // 8.5
+}
+
+TEST(Budget, ZeroBudget) {
+  MemoryBudget b(0, 95, 85);
+  EXPECT_EQ(b.pages_budget(), 0u);
+  EXPECT_EQ(b.pages_high(), 0u);
+  EXPECT_EQ(b.pages_low(), 0u);
+  EXPECT_FALSE(b.over_high(0));
+  EXPECT_TRUE(b.over_high(1));
+  EXPECT_EQ(b.pages_to_evict(1), 1u);
+  MemoryBudget tiny(kPage - 1, 100, 100);
+  EXPECT_EQ(tiny.pages_budget(), 0u);
+}
+
+TEST(Budget, HundredPercentWatermarks) {
+  MemoryBudget b(100 * kPage, 100, 100);
+  EXPECT_EQ(b.pages_high(), 100u);
+  EXPECT_EQ(b.pages_low(), 100u);
+  EXPECT_FALSE(b.over_high(100));
+  EXPECT_EQ(b.pages_to_evict(101), 1u);
+}
+
+TEST(Budget, ZeroPercentWatermarks) {
+  MemoryBudget b(100 * kPage, 0, 0);
+  EXPECT_TRUE(b.over_high(1));
+  EXPECT_EQ(b.pages_to_evict(7), 7u);
+}
+
+TEST(Budget, ClampsPercentsAndPageSize) {
+  MemoryBudget b(100 * kPage, 150, 120, 0);
+  EXPECT_EQ(b.high_pct(), 100u);
+  EXPECT_EQ(b.low_pct(), 100u);
+  EXPECT_EQ(b.page_size(), kPage);
+  MemoryBudget inverted(100 * kPage, 80, 90);
+  EXPECT_EQ(inverted.low_pct(), 80u);
+  MemoryBudget huge(3ull << 21, 50, 0, 2ull << 20);  // 2 MiB pages
+  EXPECT_EQ(huge.pages_budget(), 3u);
+  EXPECT_EQ(huge.pages_high(), 1u);
+}
+
+TEST(Budget, PercentOfIsExactWithoutOverflow) {
+  EXPECT_EQ(percent_of(UINT64_MAX, 100), UINT64_MAX);
+  EXPECT_EQ(percent_of(UINT64_MAX, 50), UINT64_MAX / 2);
+  EXPECT_EQ(percent_of(UINT64_MAX, 0), 0u);
+  EXPECT_EQ(percent_of(199, 50), 99u);
+  EXPECT_EQ(percent_of(1, 99), 0u);
+}
+
+// ---- NUMA syscalls on this machine ----
+
+// An anonymous private mapping of n pages, unmapped at scope exit.
+class AnonPages {
+ public:
+  explicit AnonPages(size_t n) : len_(n * kPage) {
+    void* p = mmap(nullptr, len_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    addr_ = p == MAP_FAILED ? nullptr : static_cast<char*>(p);
+  }
+  ~AnonPages() {
+    if (addr_) munmap(addr_, len_);
+  }
+  AnonPages(const AnonPages&) = delete;
+  AnonPages& operator=(const AnonPages&) = delete;
+  char* page(size_t i) const { return addr_ + i * kPage; }
+  size_t len() const { return len_; }
+
+ private:
+  size_t len_;
+  char* addr_;
+};
+
+// The nodes with memory this process may use.
+std::vector<int> memory_nodes() {
+  sys::NodeMask allowed;
+  EXPECT_EQ(sys::mems_allowed(&allowed), 0);
+  std::vector<int> out;
+  for (int n = 0; n < sys::NodeMask::kMaxNodes; n++)
+    if (allowed.test(n)) out.push_back(n);
+  return out;
+}
+
+// The first node id that has no memory here (node 1 on this machine).
+int missing_node() {
+  std::vector<int> nodes = memory_nodes();
+  int n = 0;
+  while (std::find(nodes.begin(), nodes.end(), n) != nodes.end()) n++;
+  return n;
+}
+
+TEST(NodeMask, SetTestEmpty) {
+  sys::NodeMask m;
+  EXPECT_TRUE(m.empty());
+  EXPECT_FALSE(m.set(-1));
+  EXPECT_FALSE(m.set(sys::NodeMask::kMaxNodes));
+  EXPECT_TRUE(m.empty());
+  EXPECT_TRUE(m.set(65));
+  EXPECT_TRUE(m.test(65));
+  EXPECT_FALSE(m.test(64));
+  EXPECT_FALSE(m.test(-1));
+  EXPECT_FALSE(m.empty());
+}
+
+TEST(Numa, MemsAllowedHasNodeZero) {
+  std::vector<int> nodes = memory_nodes();
+  ASSERT_FALSE(nodes.empty());
+  EXPECT_EQ(nodes[0], 0);
+}
+
+TEST(Numa, BindEachNodeThenPagesLandThere) {
+  for (int node : memory_nodes()) {
+    AnonPages m(8);
+    ASSERT_EQ(sys::bind_node(m.page(0), m.len(), node, MPOL_MF_STRICT), 0) << node;
+    for (size_t i = 0; i < 8; i++) *m.page(i) = 1;
+    EXPECT_EQ(sys::page_node(m.page(3)), node);
+  }
+}
+
+TEST(Numa, BindMissingNodeIsEINVAL) {
+  AnonPages m(4);
+  EXPECT_EQ(sys::bind_node(m.page(0), m.len(), missing_node()), -EINVAL);
+  EXPECT_EQ(sys::bind_node(m.page(0), m.len(), -1), -EINVAL);
+  EXPECT_EQ(sys::bind_node(m.page(0), m.len(), sys::NodeMask::kMaxNodes), -EINVAL);
+  EXPECT_EQ(sys::prefer_node(m.page(0), m.len(), missing_node()), -EINVAL);
+}
+
+TEST(Numa, PreferAndMbindMask) {
+  AnonPages m(4);
+  EXPECT_EQ(sys::prefer_node(m.page(0), m.len(), 0), 0);
+  sys::NodeMask all;
+  for (int n : memory_nodes()) all.set(n);
+  EXPECT_EQ(sys::mbind(m.page(0), m.len(), MPOL_INTERLEAVE, all, 0), 0);
+  EXPECT_EQ(sys::mbind(m.page(0), m.len(), MPOL_DEFAULT, sys::NodeMask{}, 0), 0);
+  EXPECT_EQ(sys::mbind(m.page(0) + 1, m.len(), MPOL_BIND, all, 0), -EINVAL);  // unaligned
+}
+
+TEST(Numa, MovePagesQueryTouchedAndUntouched) {
+  constexpr size_t kN = 6;
+  AnonPages m(kN);
+  ASSERT_EQ(sys::bind_node(m.page(0), m.len(), 0), 0);
+  const void* pages[kN];
+  int status[kN];
+  for (size_t i = 0; i < kN; i++) {
+    pages[i] = m.page(i);
+    status[i] = 12345;
+    if (i + 1 < kN) *m.page(i) = 1;  // the last page stays untouched
+  }
+  ASSERT_EQ(sys::move_pages(0, kN, pages, nullptr, status, 0), 0);
+  for (size_t i = 0; i + 1 < kN; i++) EXPECT_EQ(status[i], 0) << i;
+  EXPECT_EQ(status[kN - 1], -ENOENT);
+  EXPECT_EQ(sys::page_node(m.page(0)), 0);
+}
+
+TEST(Numa, MovePagesToNodes) {
+  constexpr size_t kN = 4;
+  AnonPages m(kN);
+  const void* pages[kN];
+  int nodes[kN];
+  int status[kN];
+  for (size_t i = 0; i < kN; i++) {
+    *m.page(i) = 1;
+    pages[i] = m.page(i);
+    nodes[i] = 0;
+  }
+  EXPECT_EQ(sys::move_pages(0, kN, pages, nodes, status, MPOL_MF_MOVE), 0);
+  for (size_t i = 0; i < kN; i++) EXPECT_EQ(status[i], 0) << i;
+  for (size_t i = 0; i < kN; i++) nodes[i] = missing_node();
+  EXPECT_EQ(sys::move_pages(0, kN, pages, nodes, status, MPOL_MF_MOVE), -ENODEV);
+}
+
+TEST(Numa, MovePagesQueryOfUnmappedPageIsEFAULT) {
+  AnonPages m(2);
+  *m.page(0) = 1;
+  ASSERT_EQ(munmap(m.page(1), kPage), 0);  // the destructor's munmap covers it again: harmless
+  const void* pages[2] = {m.page(0), m.page(1)};
+  int status[2];
+  ASSERT_EQ(sys::move_pages(0, 2, pages, nullptr, status, 0), 0);
+  EXPECT_EQ(status[0], 0);
+  EXPECT_EQ(status[1], -EFAULT);
+}
+
+TEST(Numa, PageNodeOfTouchedPage) {
+  AnonPages m(1);
+  *m.page(0) = 1;
+  EXPECT_EQ(sys::page_node(m.page(0)), 0);
+  EXPECT_EQ(sys::page_node(nullptr), -EFAULT);
+}
+
+}  // namespace
+}  // namespace mtier

@@ -1,0 +1,49 @@
+// The measurements behind `mtier bench fault`. Each probe runs once (one
+// run), adds its figures to a Samples map and returns 0 or -errno. Probes
+// that build an Engine build their own and destroy it before returning: an
+// engine owns a region and a userfaultfd, so only one lives at a time.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "bench_timing.h"
+
+namespace mtier::tools::bench {
+
+// What a run measures and where, plus what the probes found out about the
+// stores (for the report's config line).
+struct BenchConfig {
+  std::string dir;                   // directory for the file and PMem store files
+  uint64_t pages = 0;                // pages per table (and per device pass)
+  std::string fs;                    // filesystem of dir
+  std::string file_mode, pmem_mode;  // Store::mode() of each store, once opened
+};
+
+// Seconds of the DRAM-resident workload behind the sampler-overhead figure.
+inline constexpr double kWorkloadSeconds = 2.0;
+// The queue depth of the device figure and of the engine's batched I/O.
+inline constexpr unsigned kDeviceDepth = 32;
+// Adjacent pages the prefetch probe asks the engine to fetch with a fault.
+inline constexpr unsigned kPrefetchPages = 32;
+
+// 1. Bare UFFDIO_COPY round trip on a private memfd: "bare.*".
+int probe_bare_copy(BenchConfig& c, Samples* s);
+// 2, 4, 5 and file eviction: "zero.*", "minor.*", "evict_file" (GiB/s),
+// "fetch_file.*", through an engine whose only store is the file store.
+int probe_file_engine(BenchConfig& c, Samples* s);
+// 3 and PMem eviction: "evict_pmem" (GiB/s), "fetch_pmem.*". -ENOTSUP when
+// the build has no libpmem2.
+int probe_pmem_engine(BenchConfig& c, Samples* s);
+// Sequential reads of an evicted table with prefetch: "prefetch" (GiB/s),
+// "prefetch_share" (% of pages that came in ahead of their fault).
+int probe_prefetch(BenchConfig& c, Samples* s);
+// The device's QD32 4 KiB random-write and random-read throughput through a
+// file-store channel: "dev_write_fresh" (into a new sparse file),
+// "dev_write" (overwrite), "dev_read" (GiB/s), each also "<key>_kiops".
+int probe_device(BenchConfig& c, Samples* s);
+// Random 8-byte read-modify-writes over a resident table for
+// kWorkloadSeconds, sampler on (default scan_rate) or off (0):
+// "rw_on" / "rw_off" (million ops/s), "sampled_per_s" (MINOR faults/s, on).
+int probe_sampler(BenchConfig& c, bool on, Samples* s);
+
+}  // namespace mtier::tools::bench

@@ -1,0 +1,263 @@
+#include "bench_report.h"
+
+#include <cmath>
+
+#include "config/options.h"
+
+namespace mtier::tools::bench {
+namespace {
+
+struct CostRow {
+  const char* key;  // Samples prefix: "<key>.median", "<key>.p99"
+  const char* json;
+  const char* label;
+};
+
+const CostRow kCostRows[] = {
+    {"bare", "bare_uffdio_copy", "bare UFFDIO_COPY round trip (the limit)"},
+    {"zero", "first_touch_zero_fill", "first touch through the engine (zero fill)"},
+    {"fetch_pmem", "fetch_pmem", "fetch from the PMem store"},
+    {"fetch_file", "fetch_file", "fetch from the file store"},
+    {"minor", "sampling_minor_fault", "sampling MINOR fault (zapped PTE)"},
+};
+
+struct RateRow {
+  const char* key;
+  const char* json;
+  const char* label;
+  const char* device;  // the device figure it is a share of, or nullptr
+  const char* fresh;   // for eviction (into a new file): also its share of this one
+  bool kiops;          // a device figure: also "<key>_kiops"
+};
+
+const RateRow kRateRows[] = {
+    {"dev_write_fresh", "device_qd32_write_new_file", "device QD32 4 KiB random write, new file",
+     nullptr, nullptr, true},
+    {"dev_write", "device_qd32_write", "device QD32 4 KiB random overwrite", nullptr, nullptr,
+     true},
+    {"dev_read", "device_qd32_read", "device QD32 4 KiB random read", nullptr, nullptr, true},
+    {"evict_pmem", "evict_pmem", "eviction to the PMem store", nullptr, nullptr, false},
+    {"evict_file", "evict_file", "eviction to the file store (batched)", "dev_write",
+     "dev_write_fresh", false},
+    {"prefetch", "prefetch_seq_read", "prefetch 32 pages, sequential read", "dev_read", nullptr,
+     false},
+};
+
+enum class Cmp { kAtMost, kBelow, kAtLeast };
+
+struct Goal {
+  const char* json;
+  const char* text;
+  double value;
+  double target;
+  Cmp cmp;
+  const char* unit;
+};
+
+double share(const Samples& s, const char* part, const char* whole) {
+  return 100.0 * median_of(s, part) / median_of(s, whole);
+}
+
+// Overhead of the sampler: the throughput the workload loses with it on.
+double sampler_overhead(const Samples& s) {
+  double off = median_of(s, "rw_off");
+  return 100.0 * (off - median_of(s, "rw_on")) / off;
+}
+
+std::vector<Goal> goals(const Samples& s) {
+  return {
+      {"pmem_fetch", "fetch from the PMem store within 1.5x the bare UFFDIO_COPY round trip",
+       median_of(s, "fetch_pmem.median") / median_of(s, "bare.median"), 1.5, Cmp::kAtMost, "x"},
+      {"file_eviction",
+       "file-store batched eviction >= 80% of the device's QD32 4 KiB random overwrite",
+       share(s, "evict_file", "dev_write"), 80, Cmp::kAtLeast, "%"},
+      {"prefetch", "prefetch (sequential) >= 80% of the device's QD32 4 KiB random read",
+       share(s, "prefetch", "dev_read"), 80, Cmp::kAtLeast, "%"},
+      {"sampler_overhead", "sampler overhead on a DRAM-resident workload < 2%", sampler_overhead(s),
+       2, Cmp::kBelow, "%"},
+  };
+}
+
+// "PASS", "MISS", or "n/a" when a figure behind the goal is missing.
+const char* verdict(const Goal& g) {
+  if (!std::isfinite(g.value)) return "n/a";
+  bool ok = g.cmp == Cmp::kAtMost  ? g.value <= g.target
+            : g.cmp == Cmp::kBelow ? g.value < g.target
+                                   : g.value >= g.target;
+  return ok ? "PASS" : "MISS";
+}
+
+// A number for the table: "-" when it was not measured.
+std::string num(double v, const char* fmt = "%.2f") {
+  if (!std::isfinite(v)) return "-";
+  char buf[64];
+  snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+
+std::string or_unknown(const std::string& s) { return s.empty() ? "not opened" : s; }
+
+void text_config(FILE* out, const BenchReport& r) {
+  const BenchConfig& c = *r.config;
+  fprintf(out, "mtier bench fault: %llu pages (%.1f MiB) a table, %u run%s, medians across runs\n",
+          static_cast<unsigned long long>(c.pages), c.pages * 4096 / 1048576.0, r.runs,
+          r.runs == 1 ? "" : "s");
+  fprintf(out, "  dir %s (%s); file store: %s; PMem store: %s\n", c.dir.c_str(), c.fs.c_str(),
+          or_unknown(c.file_mode).c_str(), or_unknown(c.pmem_mode).c_str());
+  fprintf(out,
+          "  one toucher thread, pages in address order; engine: region 4 GiB, DRAM budget above "
+          "the table,\n  sampler off while timing, queue depth %u, evict batch %u, store files new "
+          "each run;\n  device: one StoreChannel of depth %u, random slots of a new file, written, "
+          "overwritten, read\n\n",
+          Options{}.queue_depth, Options{}.evict_batch, kDeviceDepth);
+}
+
+void text_costs(FILE* out, const Samples& s) {
+  double bare = median_of(s, "bare.median");
+  fprintf(out, "%-48s %10s %10s %10s\n", "per-page cost", "median us", "p99 us", "vs bare");
+  for (const CostRow& row : kCostRows) {
+    std::string k = row.key;
+    double med = median_of(s, k + ".median");
+    std::string ratio = std::isfinite(med / bare) ? num(med / bare) + "x" : "-";
+    fprintf(out, "  %-46s %10s %10s %10s\n", row.label, num(med).c_str(),
+            num(median_of(s, k + ".p99")).c_str(), ratio.c_str());
+  }
+  fprintf(out, "\n");
+}
+
+void text_rates(FILE* out, const Samples& s) {
+  fprintf(out, "%-48s %10s  %s\n", "throughput", "GiB/s", "vs device");
+  for (const RateRow& row : kRateRows) {
+    std::string extra;
+    if (row.device)
+      extra = num(share(s, row.key, row.device), "%.0f%%") + " of the device's random " +
+              (row.device == std::string("dev_read") ? "read" : "overwrite");
+    if (row.fresh)
+      extra += ", " + num(share(s, row.key, row.fresh), "%.0f%%") + " of new-file write";
+    if (row.kiops)
+      extra = "(" + num(median_of(s, std::string(row.key) + "_kiops"), "%.1f") + "k IOPS)";
+    fprintf(out, "  %-46s %10s  %s\n", row.label, num(median_of(s, row.key), "%.3f").c_str(),
+            extra.c_str());
+  }
+  fprintf(out, "  (%s%% of the prefetch pass's pages came in ahead of their fault)\n\n",
+          num(median_of(s, "prefetch_share"), "%.0f").c_str());
+}
+
+void text_sampler(FILE* out, const BenchReport& r) {
+  const Samples& s = *r.samples;
+  fprintf(out,
+          "sampler overhead: random 8-byte read-modify-writes over the resident table, %.0f s, "
+          "%u run%s each, alternating\n",
+          kWorkloadSeconds, r.runs, r.runs == 1 ? "" : "s");
+  fprintf(out, "  scan_rate 0: %s M ops/s; scan_rate %llu: %s M ops/s (%s sampled MINOR faults/s)",
+          num(median_of(s, "rw_off")).c_str(), static_cast<unsigned long long>(Options{}.scan_rate),
+          num(median_of(s, "rw_on")).c_str(), num(median_of(s, "sampled_per_s"), "%.0f").c_str());
+  fprintf(out, "; overhead %s%%\n\n", num(sampler_overhead(s), "%.1f").c_str());
+}
+
+}  // namespace
+
+void print_text(FILE* out, const BenchReport& r) {
+  const Samples& s = *r.samples;
+  text_config(out, r);
+  text_costs(out, s);
+  text_rates(out, s);
+  text_sampler(out, r);
+  fprintf(out, "goals\n");
+  for (const Goal& g : goals(s))
+    fprintf(out, "  %-4s  %s: %s%s\n", verdict(g), g.text,
+            num(g.value, *g.unit == 'x' ? "%.2f" : "%.1f").c_str(), g.unit);
+  for (const std::string& n : r.notes) fprintf(out, "note: %s\n", n.c_str());
+}
+
+}  // namespace mtier::tools::bench
+
+namespace mtier::tools::bench {
+namespace {
+
+// A JSON string literal (quotes, backslashes and control bytes escaped).
+std::string jstr(const std::string& v) {
+  std::string out = "\"";
+  for (unsigned char ch : v) {
+    char buf[8];
+    if (ch == '"' || ch == '\\') out += '\\';
+    if (ch < 0x20)
+      snprintf(buf, sizeof buf, "\\u%04x", ch);
+    else
+      snprintf(buf, sizeof buf, "%c", ch);
+    out += buf;
+  }
+  return out + "\"";
+}
+
+// A JSON number; null when it was not measured.
+std::string jnum(double v) { return std::isfinite(v) ? num(v, "%.6g") : "null"; }
+
+void json_config(FILE* out, const BenchReport& r) {
+  const BenchConfig& c = *r.config;
+  fprintf(out,
+          "{\"benchmark\":\"fault\",\"config\":{\"pages\":%llu,\"bytes\":%llu,\"runs\":%u,"
+          "\"dir\":%s,\"fs\":%s,\"file_store_mode\":%s,\"o_direct\":%s,\"pmem_store_mode\":%s,",
+          static_cast<unsigned long long>(c.pages), static_cast<unsigned long long>(c.pages * 4096),
+          r.runs, jstr(c.dir).c_str(), jstr(c.fs).c_str(), jstr(c.file_mode).c_str(),
+          c.file_mode.rfind("O_DIRECT", 0) == 0 ? "true" : "false", jstr(c.pmem_mode).c_str());
+  fprintf(out,
+          "\"touch_order\":\"address\",\"device_depth\":%u,\"prefetch_pages\":%u,"
+          "\"workload_seconds\":%g,\"scan_rate_on\":%llu},",
+          kDeviceDepth, kPrefetchPages, kWorkloadSeconds,
+          static_cast<unsigned long long>(Options{}.scan_rate));
+}
+
+void json_figures(FILE* out, const Samples& s) {
+  const char* sep = "";
+  fprintf(out, "\"per_page_us\":{");
+  for (const CostRow& row : kCostRows) {
+    std::string k = row.key;
+    fprintf(out, "%s\"%s\":{\"median\":%s,\"p99\":%s}", sep, row.json,
+            jnum(median_of(s, k + ".median")).c_str(), jnum(median_of(s, k + ".p99")).c_str());
+    sep = ",";
+  }
+  fprintf(out, "},\"throughput_gib_s\":{");
+  sep = "";
+  for (const RateRow& row : kRateRows) {
+    fprintf(out, "%s\"%s\":%s", sep, row.json, jnum(median_of(s, row.key)).c_str());
+    sep = ",";
+  }
+  fprintf(out,
+          "},\"device_kiops\":{\"write_new_file\":%s,\"write\":%s,\"read\":%s},"
+          "\"prefetch_share_pct\":%s,",
+          jnum(median_of(s, "dev_write_fresh_kiops")).c_str(),
+          jnum(median_of(s, "dev_write_kiops")).c_str(),
+          jnum(median_of(s, "dev_read_kiops")).c_str(),
+          jnum(median_of(s, "prefetch_share")).c_str());
+  fprintf(out,
+          "\"sampler\":{\"rw_off_mops\":%s,\"rw_on_mops\":%s,\"sampled_minor_per_s\":%s,"
+          "\"overhead_pct\":%s},",
+          jnum(median_of(s, "rw_off")).c_str(), jnum(median_of(s, "rw_on")).c_str(),
+          jnum(median_of(s, "sampled_per_s")).c_str(), jnum(sampler_overhead(s)).c_str());
+}
+
+}  // namespace
+
+void print_json(FILE* out, const BenchReport& r) {
+  json_config(out, r);
+  json_figures(out, *r.samples);
+  const char* sep = "";
+  fprintf(out, "\"goals\":[");
+  for (const Goal& g : goals(*r.samples)) {
+    fprintf(out,
+            "%s{\"name\":\"%s\",\"text\":%s,\"value\":%s,\"target\":%g,\"unit\":\"%s\","
+            "\"result\":\"%s\"}",
+            sep, g.json, jstr(g.text).c_str(), jnum(g.value).c_str(), g.target, g.unit, verdict(g));
+    sep = ",";
+  }
+  fprintf(out, "],\"notes\":[");
+  sep = "";
+  for (const std::string& n : r.notes) {
+    fprintf(out, "%s%s", sep, jstr(n).c_str());
+    sep = ",";
+  }
+  fprintf(out, "]}\n");
+}
+
+}  // namespace mtier::tools::bench

@@ -1,0 +1,10 @@
+// The mtier command's subcommands: each returns the process exit status
+// (0 ok, 1 failure, 2 usage error) and prints its own --help.
+#pragma once
+
+namespace mtier::tools {
+
+int cmd_demo(int argc, char** argv);
+int cmd_bench(int argc, char** argv);
+
+}  // namespace mtier::tools

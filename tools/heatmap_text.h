@@ -1,0 +1,20 @@
+// Renders a table's per-extent heat and residency as one line of text: a
+// glyph per extent from a 10-step ramp (" .:-=+*#%@") scaled to the hottest
+// extent of all tables, with ANSI colour (blue cold to red hot) when `color`.
+// A second line marks where each extent lives: D = all in DRAM, s = all in a
+// store, ~ = split, space = never touched.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "mtier.h"
+
+namespace mtier::tools {
+
+std::string heat_row(const std::vector<mtier_extent>& extents, double max_heat_per_byte,
+                     bool color);
+std::string residency_row(const std::vector<mtier_extent>& extents);
+std::string heat_legend(double max_heat_per_byte, bool color);
+
+}  // namespace mtier::tools

@@ -1,0 +1,51 @@
+// mtier: the command-line tool. One file per subcommand (cmd_*.cc).
+#include <cstdio>
+#include <cstring>
+
+#include "commands.h"
+#include "config.h"
+
+namespace {
+
+struct Command {
+  const char* name;
+  int (*run)(int, char**);
+  const char* summary;
+};
+
+const Command kCommands[] = {
+    {"demo", mtier::tools::cmd_demo,
+     "train the built-in sample model all-DRAM and under mtier; print the heat map and the "
+     "throughput ratio"},
+    {"bench", mtier::tools::cmd_bench,
+     "benchmarks: `mtier bench fault` measures the per-page costs of the fault path and stores"},
+};
+
+void usage(FILE* out) {
+  fprintf(out,
+          "usage: mtier COMMAND [ARGS...]\n"
+          "       mtier --help | --version\n\ncommands:\n");
+  for (const Command& c : kCommands) fprintf(out, "  %-8s %s\n", c.name, c.summary);
+  fprintf(out, "\n`mtier COMMAND --help` describes each. See mtier(1), mtier(7).\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+    usage(stdout);
+    return 0;
+  }
+  if (!strcmp(argv[1], "--version")) {
+    printf("mtier %s\n", PACKAGE_VERSION);
+    return 0;
+  }
+  for (const Command& c : kCommands)
+    if (!strcmp(argv[1], c.name)) return c.run(argc - 1, argv + 1);
+  fprintf(stderr, "mtier: unknown command '%s' (try mtier --help)\n", argv[1]);
+  return 2;
+}

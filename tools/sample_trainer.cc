@@ -1,0 +1,144 @@
+#include "sample_trainer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <random>
+
+namespace mtier::tools {
+namespace {
+
+// Samples ranks 0..n-1 with P(k) ~ 1/(k+1)^s by rejection-inversion
+// (Hoermann & Derflinger 1996, as in Apache Commons' Zipf sampler): O(1)
+// per sample, no table of n entries.
+class ZipfSampler {
+ public:
+  ZipfSampler(uint64_t n, double e) : n_(n), e_(e) {
+    hx1_ = hint(1.5) - 1.0;
+    hn_ = hint(n + 0.5);
+    s_ = 2.0 - hint_inv(hint(2.5) - h(2.0));
+  }
+  uint64_t operator()(std::mt19937_64& rng) const {
+    std::uniform_real_distribution<double> u01(0.0, 1.0);
+    for (;;) {
+      double u = hn_ + u01(rng) * (hx1_ - hn_);
+      double x = hint_inv(u);
+      double k = std::clamp(std::floor(x + 0.5), 1.0, double(n_));
+      if (k - x <= s_ || u >= hint(k + 0.5) - h(k)) return static_cast<uint64_t>(k) - 1;
+    }
+  }
+
+ private:
+  static double helper1(double x) { return std::abs(x) > 1e-8 ? std::log1p(x) / x : 1 - x / 2; }
+  static double helper2(double x) { return std::abs(x) > 1e-8 ? std::expm1(x) / x : 1 + x / 2; }
+  double h(double x) const { return std::exp(-e_ * std::log(x)); }
+  double hint(double x) const {
+    double lx = std::log(x);
+    return helper2((1.0 - e_) * lx) * lx;
+  }
+  double hint_inv(double x) const {
+    double t = std::max(-1.0, x * (1.0 - e_));
+    return std::exp(helper1(t) * x);
+  }
+  uint64_t n_;
+  double e_, hx1_, hn_, s_;
+};
+
+// Scatters popular ranks over the table, as hashed ids do in real models.
+uint64_t scatter(uint64_t rank, uint64_t rows) {
+  uint64_t x = rank * 0x9E3779B97F4A7C15ull;
+  x ^= x >> 29;
+  return x % rows;
+}
+
+uint64_t fnv1a(uint64_t h, const void* data, uint64_t len) {
+  auto* p = static_cast<const unsigned char*>(data);
+  for (uint64_t i = 0; i < len; i++) h = (h ^ p[i]) * 0x100000001b3ull;
+  return h;
+}
+
+void init_table(float* t, uint64_t rows, unsigned dim, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> u(-0.05f, 0.05f);
+  for (uint64_t i = 0; i < rows * dim; i++) t[i] = u(rng);
+}
+
+}  // namespace
+
+uint64_t Workload::table_bytes() const {
+  uint64_t b = 0;
+  for (auto& t : tables) b += t.rows * dim * sizeof(float);
+  return b;
+}
+
+std::string Workload::describe() const {
+  char buf[256];
+  snprintf(buf, sizeof buf, "%zu tables, %.0f MiB, dim %u fp32, pooling %u, batch %u, %u steps, zipf",
+           tables.size(), table_bytes() / 1048576.0, dim, pooling, batch, steps);
+  std::string out = buf;
+  for (auto& t : tables) {
+    snprintf(buf, sizeof buf, " %.2f", t.zipf);
+    out += buf;
+  }
+  return out + ", ids scattered";
+}
+
+Workload default_workload() {
+  Workload w;
+  // A Criteo-like mix: two large tables and several small ones, skew varying
+  // per table (HugeCTR uses 0.9 / 1.1 / 1.3).
+  w.tables = {{400000, 1.05}, {300000, 0.9}, {120000, 1.1}, {80000, 1.3},
+              {60000, 1.2},   {40000, 0.95}, {20000, 1.1},  {10000, 1.3}};
+  return w;
+}
+
+TrainResult train(const Workload& w, const TableAllocator& alloc,
+                  const std::function<void(unsigned)>& progress) {
+  std::vector<float*> tables;
+  std::vector<ZipfSampler> samplers;
+  for (unsigned t = 0; t < w.tables.size(); t++) {
+    tables.push_back(alloc(t, w.tables[t].rows * w.dim * sizeof(float)));
+    init_table(tables.back(), w.tables[t].rows, w.dim, w.seed + t);
+    samplers.emplace_back(w.tables[t].rows, w.tables[t].zipf);
+  }
+  std::mt19937_64 rng(w.seed);
+  std::vector<float> pooled(w.dim), dense(w.dim);
+  for (unsigned d = 0; d < w.dim; d++) dense[d] = std::sin(0.1f * d);
+  std::vector<uint64_t> ids(w.pooling);
+  TrainResult r;
+  const float lr = 0.01f;
+  auto start = std::chrono::steady_clock::now();
+  for (unsigned step = 0; step < w.steps; step++) {
+    double loss = 0;
+    for (unsigned b = 0; b < w.batch; b++) {
+      float label = (rng() & 1) ? 1.0f : 0.0f;
+      for (unsigned t = 0; t < tables.size(); t++) {
+        std::fill(pooled.begin(), pooled.end(), 0.0f);
+        for (auto& id : ids) {
+          id = scatter(samplers[t](rng), w.tables[t].rows);
+          const float* row = tables[t] + id * w.dim;
+          for (unsigned d = 0; d < w.dim; d++) pooled[d] += row[d];
+        }
+        float logit = 0;
+        for (unsigned d = 0; d < w.dim; d++) logit += pooled[d] * dense[d];
+        float p = 1.0f / (1.0f + std::exp(-logit));
+        loss += -(label * std::log(p + 1e-7f) + (1 - label) * std::log(1 - p + 1e-7f));
+        float g = (p - label) * lr;
+        for (auto id : ids) {
+          float* row = tables[t] + id * w.dim;
+          for (unsigned d = 0; d < w.dim; d++) row[d] -= g * dense[d];
+        }
+      }
+    }
+    r.losses.push_back(loss / (w.batch * tables.size()));
+    if (progress) progress(step);
+  }
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  r.weights_hash = 0xcbf29ce484222325ull;
+  for (unsigned t = 0; t < tables.size(); t++)
+    r.weights_hash = fnv1a(r.weights_hash, tables[t], w.tables[t].rows * w.dim * sizeof(float));
+  return r;
+}
+
+}  // namespace mtier::tools

@@ -1,0 +1,47 @@
+// A small DLRM-style sample trainer in C++: embedding-bag forward (sum of
+// pooled rows per table) and an SGD update of the rows it used, over tables
+// with per-table Zipf skew and hashed (scattered) row ids. Deterministic for
+// a seed, single-threaded, so two runs over different memory give
+// bit-identical losses. The default workload is `mtier demo`'s.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace mtier::tools {
+
+struct TableSpec {
+  uint64_t rows;
+  double zipf;  // exponent of the row popularity
+};
+
+struct Workload {
+  std::vector<TableSpec> tables;
+  unsigned dim = 64;     // floats per row
+  unsigned pooling = 16; // rows summed per bag
+  unsigned batch = 128;  // bags per step, per table
+  unsigned steps = 200;
+  uint64_t seed = 42;
+  uint64_t table_bytes() const;
+  std::string describe() const;
+};
+
+Workload default_workload();
+
+// Gives a table's memory: malloc for all-DRAM, mtier_table_create under mtier.
+using TableAllocator = std::function<float*(unsigned table, uint64_t bytes)>;
+
+struct TrainResult {
+  std::vector<double> losses;  // one per step
+  uint64_t weights_hash = 0;   // FNV-1a over every table's bytes at the end
+  double seconds = 0;          // training steps only (not init)
+  double steps_per_second() const { return seconds > 0 ? losses.size() / seconds : 0; }
+};
+
+// Initialises every table deterministically and trains. `progress` (may be
+// empty) is called after each step.
+TrainResult train(const Workload& w, const TableAllocator& alloc,
+                  const std::function<void(unsigned step)>& progress = {});
+
+}  // namespace mtier::tools
