@@ -27,8 +27,15 @@ int start_engine(const char* extra) {
     return -EINVAL;
   }
   if (set.get().verbose) {
+    // One log line per option: a log line is capped at a fixed buffer.
     mtier::log::set_level(mtier::log::Level::kInfo);
-    MTIER_LOG_INFO("options in effect:\n%s", set.describe().c_str());
+    MTIER_LOG_INFO("options in effect:");
+    std::string all = set.describe();
+    for (size_t at = 0, nl; at < all.size(); at = nl + 1) {
+      nl = all.find('\n', at);
+      if (nl == std::string::npos) nl = all.size();
+      MTIER_LOG_INFO("  %s", all.substr(at, nl - at).c_str());
+    }
   }
   int err = 0;
   auto e = mtier::Engine::create(set.get(), &err);
@@ -37,9 +44,13 @@ int start_engine(const char* extra) {
   return 0;
 }
 
-mtier::Engine* engine() {
+int g_init_error = 0;  // why the implicit start failed; not retried
+
+// The engine, started on first use. *err receives the start's error.
+mtier::Engine* engine(int* err) {
   std::lock_guard<std::mutex> lk(g_init_mu);
-  if (!g_engine) (void)start_engine(nullptr);
+  if (!g_engine && !g_init_error) g_init_error = start_engine(nullptr);
+  *err = g_init_error;
   return g_engine;
 }
 
@@ -68,8 +79,9 @@ int mtier_init(const char* options) {
 int mtier_table_create(const char* name, size_t bytes, void** addr) {
   return guarded([&] {
     if (!addr) return -EINVAL;
-    mtier::Engine* e = engine();
-    return e ? e->create_table(name ? name : "", bytes, addr) : -ENODEV;
+    int err = 0;
+    mtier::Engine* e = engine(&err);
+    return e ? e->create_table(name ? name : "", bytes, addr) : (err ? err : -ENODEV);
   });
 }
 

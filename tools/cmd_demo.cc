@@ -91,8 +91,12 @@ void progress(const char* label, unsigned step, unsigned steps) {
   if (step + 1 == steps) fprintf(stderr, "\r%60s\r", "");
 }
 
-void print_heatmap(const std::vector<int>& ids, unsigned columns) {
+// The heat map as text, taken right after the last training step (before
+// the weights are hashed, which reads every table once).
+std::string heatmap(const std::vector<int>& ids, unsigned columns) {
   bool color = isatty(1);
+  std::string out;
+  char line[512];
   std::vector<std::vector<mtier_extent>> maps;
   double max = 0;
   for (int id : ids) {
@@ -103,15 +107,23 @@ void print_heatmap(const std::vector<int>& ids, unsigned columns) {
       if (e.bytes) max = std::max(max, e.heat / double(e.bytes));
     maps.push_back(ext);
   }
-  printf("\nheat map (%u extents per table; start of table on the left):\n", columns);
+  snprintf(line, sizeof line,
+           "\nheat map at the end of training (%u extents per table, table start on the left):\n",
+           columns);
+  out += line;
   for (size_t i = 0; i < ids.size(); i++) {
     struct mtier_table_stats st;
     if (mtier_table_stats(ids[i], &st) < 0) continue;
-    printf("  %-8s %7.1f MiB |%s| %5.1f%% in DRAM\n", st.name, st.bytes / 1048576.0,
-           heat_row(maps[i], max, color).c_str(), 100.0 * st.resident_bytes / st.bytes);
-    printf("  %-8s %11s |%s|\n", "", "", residency_row(maps[i]).c_str());
+    out += "  " + std::string(st.name) + std::string(st.name[5] ? 1 : 9 - strlen(st.name), ' ');
+    snprintf(line, sizeof line, "%7.1f MiB |", st.bytes / 1048576.0);
+    out += line + heat_row(maps[i], max, color);
+    snprintf(line, sizeof line, "| %5.1f%% in DRAM, %llu fetches\n",
+             100.0 * st.resident_bytes / st.bytes,
+             static_cast<unsigned long long>(st.fetches + st.prefetches));
+    out += line;
+    out += std::string(22, ' ') + "|" + residency_row(maps[i]) + "|\n";
   }
-  printf("  %s\n", heat_legend(max, color).c_str());
+  return out + "  " + heat_legend(max, color) + "\n";
 }
 
 }  // namespace
@@ -149,6 +161,7 @@ int cmd_demo(int argc, char** argv) {
   printf("[2/2] under mtier: DRAM budget %.1f MiB (%.0f%% of the tables)\n      %s\n",
          budget / 1048576.0, 100.0 * budget / w.table_bytes(), desc);
   std::vector<int> ids;
+  std::string map_text;
   TrainResult tiered = train(
       w,
       [&](unsigned t, uint64_t b) {
@@ -162,7 +175,10 @@ int cmd_demo(int argc, char** argv) {
         ids.push_back(id);
         return static_cast<float*>(addr);
       },
-      [&](unsigned s) { progress("mtier", s, w.steps); });
+      [&](unsigned s) {
+        progress("mtier", s, w.steps);
+        if (s + 1 == w.steps) map_text = heatmap(ids, args.columns);
+      });
   printf("      %u steps in %.2f s: %.1f steps/s\n", w.steps, tiered.seconds,
          tiered.steps_per_second());
 
@@ -171,12 +187,17 @@ int cmd_demo(int argc, char** argv) {
   bool same_losses = base.losses == tiered.losses;
   bool same_weights = base.weights_hash == tiered.weights_hash;
   printf("\nresults (workload above, same seed, same trace):\n");
-  printf("  %-34s %10s %8s\n", "configuration", "steps/s", "ratio");
-  printf("  %-34s %10.1f %8.2f\n", "all tables in DRAM", base.steps_per_second(), 1.0);
+  printf("  %-34s %9s %7s %12s %7s\n", "configuration", "steps/s", "ratio", "steady st/s",
+         "ratio");
+  printf("  %-34s %9.1f %7.2f %12.1f %7.2f\n", "all tables in DRAM", base.steps_per_second(), 1.0,
+         base.steady_steps_per_second(), 1.0);
   char label[64];
   snprintf(label, sizeof label, "mtier, DRAM budget %.0f%% of tables", 100.0 * budget / w.table_bytes());
-  printf("  %-34s %10.1f %8.2f\n", label, tiered.steps_per_second(),
-         tiered.steps_per_second() / base.steps_per_second());
+  printf("  %-34s %9.1f %7.2f %12.1f %7.2f\n", label, tiered.steps_per_second(),
+         tiered.steps_per_second() / base.steps_per_second(), tiered.steady_steps_per_second(),
+         tiered.steady_steps_per_second() / base.steady_steps_per_second());
+  printf("  (steady: the second half of the steps, after the warm-up that fetches every hot page "
+         "once)\n");
   printf("  losses bit-identical at all %u steps: %s; final weights hash %016llx %s\n", w.steps,
          same_losses ? "yes" : "NO", static_cast<unsigned long long>(tiered.weights_hash),
          same_weights ? "identical" : "DIFFERS");
@@ -184,7 +205,7 @@ int cmd_demo(int argc, char** argv) {
          "over-budget placements %llu\n",
          st.peak_resident_bytes / 1048576.0, st.budget_bytes / 1048576.0,
          st.store_used_bytes / 1048576.0, static_cast<unsigned long long>(st.budget_overruns));
-  print_heatmap(ids, args.columns);
+  fputs(map_text.c_str(), stdout);
   return same_losses && same_weights ? 0 : 1;
 }
 

@@ -66,6 +66,14 @@ void init_table(float* t, uint64_t rows, unsigned dim, uint64_t seed) {
 
 }  // namespace
 
+double TrainResult::steady_steps_per_second() const {
+  size_t n = step_end.size();
+  if (n < 2) return steps_per_second();
+  size_t half = n / 2;
+  double secs = step_end[n - 1] - step_end[half - 1];
+  return secs > 0 ? (n - half) / secs : 0;
+}
+
 uint64_t Workload::table_bytes() const {
   uint64_t b = 0;
   for (auto& t : tables) b += t.rows * dim * sizeof(float);
@@ -132,6 +140,8 @@ TrainResult train(const Workload& w, const TableAllocator& alloc,
       }
     }
     r.losses.push_back(loss / (w.batch * tables.size()));
+    r.step_end.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     if (progress) progress(step);
   }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -34,9 +34,13 @@ using TableAllocator = std::function<float*(unsigned table, uint64_t bytes)>;
 
 struct TrainResult {
   std::vector<double> losses;  // one per step
+  std::vector<double> step_end;  // seconds from the first step's start to each step's end
   uint64_t weights_hash = 0;   // FNV-1a over every table's bytes at the end
   double seconds = 0;          // training steps only (not init)
   double steps_per_second() const { return seconds > 0 ? losses.size() / seconds : 0; }
+  // Steps/s over the second half of the run: the warm-up (the first fetch
+  // of every hot page) left out, as a long training run would see it.
+  double steady_steps_per_second() const;
 };
 
 // Initialises every table deterministically and trains. `progress` (may be

@@ -72,7 +72,7 @@ int Evictor::evict_table(Table* t) {
   int err = 0;
   // No unlocked pre-filter on the state: a page the handler is placing
   // right now is FETCHING until it lets go of the page lock, and must not
-  // be skipped. drop_clean / begin_dirty decide under the lock.
+  // be skipped. start_run decides under the page locks.
   for (uint64_t p = 0; p < t->pages; p++) {
     if (PageWord::state(core_.word(t, p).load()) == PageState::kAbsent) continue;
     victims.push_back({t, p});
@@ -86,27 +86,149 @@ int Evictor::evict_table(Table* t) {
   return err;
 }
 
+namespace {
+
+// Holds the page locks of a run of consecutive pages of one table. The
+// evictor is the only thread that holds more than one page lock (its passes
+// are serialised by pass_mu_), so the order needs no care; a run is shorter
+// than the stripe count, so its stripes are distinct.
+class RunLock {
+ public:
+  RunLock(Core& core, Table* t, uint64_t first, size_t n) : core_(core), t_(t), first_(first), n_(n) {
+    for (size_t i = 0; i < n_; i++) core_.lock_of(t_, first_ + i).lock();
+  }
+  ~RunLock() {
+    for (size_t i = n_; i-- > 0;) core_.lock_of(t_, first_ + i).unlock();
+  }
+
+ private:
+  Core& core_;
+  Table* t_;
+  uint64_t first_;
+  size_t n_;
+};
+
+constexpr size_t kMaxRun = 256;
+
+// Calls f(i, j) for each maximal run refs[i..j) of consecutive pages of one table.
+template <class F>
+void for_each_run(const std::vector<PageRef>& refs, F f) {
+  for (size_t i = 0; i < refs.size();) {
+    size_t j = i + 1;
+    while (j < refs.size() && j - i < kMaxRun && refs[j].table == refs[i].table &&
+           refs[j].page == refs[j - 1].page + 1)
+      j++;
+    f(i, j);
+    i = j;
+  }
+}
+
+}  // namespace
+
 uint64_t Evictor::evict(const std::vector<PageRef>& victims, bool force, int* err) {
   uint64_t freed = 0;
-  std::vector<std::vector<PageRef>> by_store(core_.stores.size());
   std::vector<PageRef> dirty;
-  for (const PageRef& v : victims) {
-    if (drop_clean(v, force)) freed++;
-    else if (begin_dirty(v, force)) dirty.push_back(v);
-  }
+  for_each_run(victims, [&](size_t i, size_t j) {
+    freed += start_run(&victims[i], j - i, force, &dirty);
+  });
   write_protect(dirty);
+  std::vector<std::vector<PageRef>> by_store(core_.stores.size());
+  std::vector<PageRef> no_room;
   for (const PageRef& v : dirty) {
     if (PageWord::state(core_.word(v.table, v.page).load()) != PageState::kEvicting) continue;
     int s = assign_slot(v);
-    if (s >= 0) {
-      by_store[s].push_back(v);
-      continue;
-    }
-    if (!*err) *err = s;
-    commit(v, s);
+    if (s >= 0) by_store[s].push_back(v);
+    else no_room.push_back(v);
+  }
+  if (!no_room.empty()) {
+    if (!*err) *err = -ENOSPC;
+    std::vector<int> results(no_room.size(), -ENOSPC);
+    for_each_run(no_room, [&](size_t i, size_t j) { finish_run(&no_room[i], &results[i], j - i); });
   }
   for (unsigned s = 0; s < by_store.size(); s++) write_back(s, by_store[s], err, &freed);
   return freed;
+}
+
+// Under the run's locks: clean, unreferenced pages (their data is in their
+// slot, or is zeros) are dropped at once, one punch per stretch; dirty ones
+// become EVICTING and are appended to *dirty for write-back. A racing write
+// fault waits for the locks, then refetches or cancels. Returns pages freed.
+uint64_t Evictor::start_run(const PageRef* run, size_t n, bool force, std::vector<PageRef>* dirty) {
+  RunLock lk(core_, run[0].table, run[0].page, n);
+  std::vector<bool> drop(n, false);
+  for (size_t k = 0; k < n; k++) {
+    uint64_t now = core_.word(run[k].table, run[k].page).load(std::memory_order_acquire);
+    if (PageWord::referenced(now) && !force) continue;
+    if (PageWord::state(now) == PageState::kClean) drop[k] = true;
+    if (PageWord::state(now) != PageState::kDirty) continue;
+    transition(core_.word(run[k].table, run[k].page), PageEvent::kEvictBegin, run[k].table->id,
+               run[k].page);
+    dirty->push_back(run[k]);
+  }
+  return punch_and_commit(run, n, drop, false);
+}
+
+// Punches the pages marked in `mark` (a stretch of marked pages in one
+// call) and moves them to ABSENT; a page whose punch fails stays resident
+// (CLEAN pages as they are, EVICTING ones back to DIRTY). Caller holds the
+// run's locks. Returns the pages freed.
+uint64_t Evictor::punch_and_commit(const PageRef* run, size_t n, std::vector<bool>& mark,
+                                   bool written) {
+  Table* t = run[0].table;
+  uint64_t freed = 0;
+  for (size_t i = 0; i < n;) {
+    if (!mark[i]) {
+      i++;
+      continue;
+    }
+    size_t j = i;
+    while (j < n && mark[j]) j++;
+    int rc = core_.region->punch(core_.region_offset(t, run[i].page), (j - i) * 4096);
+    for (size_t k = i; k < j; k++) {
+      if (rc < 0) {
+        fail_run_page(run[k], rc);
+        continue;
+      }
+      transition(core_.word(t, run[k].page), PageEvent::kEvictCommit, t->id, run[k].page);
+      t->counters.evictions.fetch_add(1, std::memory_order_relaxed);
+      if (written) t->counters.writebacks.fetch_add(1, std::memory_order_relaxed);
+      freed++;
+    }
+    i = j;
+  }
+  core_.residency.sub(static_cast<int64_t>(freed));
+  t->counters.resident_pages.fetch_sub(static_cast<int64_t>(freed), std::memory_order_relaxed);
+  return freed;
+}
+
+// A page whose eviction failed (`err`): an EVICTING page goes back to the
+// trainer as DIRTY and writable; a CLEAN one simply stays. Lock held.
+void Evictor::fail_run_page(const PageRef& v, int err) {
+  PageWordAtomic& w = core_.word(v.table, v.page);
+  if (err != -ENOSPC) {
+    v.table->counters.errors.fetch_add(1, std::memory_order_relaxed);
+    core_.counters.store_errors.fetch_add(1, std::memory_order_relaxed);
+    MTIER_LOG_ERROR("evict: table %s page %llu: %s; the page stays in DRAM",
+                    v.table->name.c_str(), static_cast<unsigned long long>(v.page), strerror(-err));
+  }
+  if (PageWord::state(w.load(std::memory_order_acquire)) != PageState::kEvicting) return;
+  transition(w, PageEvent::kWritebackFailed, v.table->id, v.page);
+  (void)sys::uffd_writeprotect(core_.uffd, v.table->page_addr(v.page), 4096, false);
+}
+
+// Finishes the eviction of a run of written-back (or failed) pages: those
+// still EVICTING with a good write are punched; failed ones go back to
+// DIRTY. A page a write took back meanwhile (DIRTY again) is left alone.
+uint64_t Evictor::finish_run(const PageRef* run, const int* results, size_t n) {
+  RunLock lk(core_, run[0].table, run[0].page, n);
+  std::vector<bool> punch(n, false);
+  for (size_t k = 0; k < n; k++) {
+    uint64_t now = core_.word(run[k].table, run[k].page).load(std::memory_order_acquire);
+    if (PageWord::state(now) != PageState::kEvicting) continue;
+    if (results[k] < 0) fail_run_page(run[k], results[k]);
+    else punch[k] = true;
+  }
+  return punch_and_commit(run, n, punch, true);
 }
 
 // Write-protects the pages (contiguous runs in one ioctl) before their data
@@ -124,41 +246,13 @@ void Evictor::write_protect(const std::vector<PageRef>& pages) {
       MTIER_LOG_ERROR("evict: write-protect of table %s pages %llu-%llu: %s",
                       pages[i].table->name.c_str(), (unsigned long long)pages[i].page,
                       (unsigned long long)pages[j - 1].page, strerror(-rc));
-      for (size_t k = i; k < j; k++) commit(pages[k], rc);
+      for (size_t k = i; k < j; k++) {
+        std::lock_guard<std::mutex> lk(core_.lock_of(pages[k].table, pages[k].page));
+        fail_run_page(pages[k], rc);
+      }
     }
     i = j;
   }
-}
-
-// A clean, unreferenced page: its data is in its slot or is zeros. Dropped
-// under the page lock, so a racing write fault waits and then refetches.
-bool Evictor::drop_clean(const PageRef& v, bool force) {
-  std::lock_guard<std::mutex> lk(core_.lock_of(v.table, v.page));
-  PageWordAtomic& w = core_.word(v.table, v.page);
-  uint64_t now = w.load(std::memory_order_acquire);
-  if (PageWord::state(now) != PageState::kClean || (PageWord::referenced(now) && !force))
-    return false;
-  int rc = core_.region->punch(core_.region_offset(v.table, v.page), 4096);
-  if (rc < 0) {
-    MTIER_LOG_ERROR("evict: punch of table %s page %llu: %s", v.table->name.c_str(),
-                    static_cast<unsigned long long>(v.page), strerror(-rc));
-    return false;
-  }
-  transition(w, PageEvent::kEvictCommit, v.table->id, v.page);
-  core_.residency.sub(1);
-  v.table->counters.resident_pages.fetch_sub(1, std::memory_order_relaxed);
-  v.table->counters.evictions.fetch_add(1, std::memory_order_relaxed);
-  return true;
-}
-
-bool Evictor::begin_dirty(const PageRef& v, bool force) {
-  std::lock_guard<std::mutex> lk(core_.lock_of(v.table, v.page));
-  PageWordAtomic& w = core_.word(v.table, v.page);
-  uint64_t now = w.load(std::memory_order_acquire);
-  if (PageWord::state(now) != PageState::kDirty || (PageWord::referenced(now) && !force))
-    return false;
-  transition(w, PageEvent::kEvictBegin, v.table->id, v.page);
-  return true;
 }
 
 // The store index the page's data goes to: its own slot if it has one,
@@ -187,6 +281,7 @@ int Evictor::assign_slot(const PageRef& v) {
 void Evictor::write_back(unsigned s, std::vector<PageRef>& group, int* err, uint64_t* freed) {
   StoreChannel& ch = *channels_[s];
   std::vector<StoreIo> ios;
+  std::vector<int> results;
   for (size_t i = 0; i < group.size(); i += ch.depth()) {
     size_t n = std::min<size_t>(ch.depth(), group.size() - i);
     ios.clear();
@@ -199,39 +294,13 @@ void Evictor::write_back(unsigned s, std::vector<PageRef>& group, int* err, uint
     }
     int rc = ch.write_pages(ios.data(), n);
     if (rc < 0 && !*err) *err = rc;
-    for (size_t k = 0; k < n; k++)
-      if (commit(group[i + k], ios[k].result)) (*freed)++;
+    results.resize(n);
+    for (size_t k = 0; k < n; k++) results[k] = ios[k].result;
+    std::vector<PageRef> chunk(group.begin() + i, group.begin() + i + n);
+    for_each_run(chunk, [&](size_t a, size_t b) {
+      *freed += finish_run(&chunk[a], &results[a], b - a);
+    });
   }
-}
-
-// Finishes the eviction of a dirty page whose write-back ended with
-// `io_result`: punch it, or give it back to the trainer on failure. A page a
-// write took back meanwhile (state DIRTY again) is left alone.
-bool Evictor::commit(const PageRef& v, int io_result) {
-  std::lock_guard<std::mutex> lk(core_.lock_of(v.table, v.page));
-  PageWordAtomic& w = core_.word(v.table, v.page);
-  if (PageWord::state(w.load(std::memory_order_acquire)) != PageState::kEvicting) return false;
-  char* addr = v.table->page_addr(v.page);
-  int rc = io_result < 0 ? io_result
-                         : core_.region->punch(core_.region_offset(v.table, v.page), 4096);
-  if (rc < 0) {
-    if (rc != -ENOSPC) {
-      v.table->counters.errors.fetch_add(1, std::memory_order_relaxed);
-      core_.counters.store_errors.fetch_add(1, std::memory_order_relaxed);
-      MTIER_LOG_ERROR("evict: write-back of table %s page %llu: %s; the page stays in DRAM",
-                      v.table->name.c_str(), static_cast<unsigned long long>(v.page),
-                      strerror(-rc));
-    }
-    transition(w, PageEvent::kWritebackFailed, v.table->id, v.page);
-    (void)sys::uffd_writeprotect(core_.uffd, addr, 4096, false);
-    return false;
-  }
-  transition(w, PageEvent::kEvictCommit, v.table->id, v.page);
-  core_.residency.sub(1);
-  v.table->counters.resident_pages.fetch_sub(1, std::memory_order_relaxed);
-  v.table->counters.evictions.fetch_add(1, std::memory_order_relaxed);
-  v.table->counters.writebacks.fetch_add(1, std::memory_order_relaxed);
-  return true;
 }
 
 }  // namespace mtier

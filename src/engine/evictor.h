@@ -34,12 +34,13 @@ class Evictor {
   // Evicts the given cold pages (with `force`, referenced ones too);
   // returns the pages freed, *err the first error.
   uint64_t evict(const std::vector<PageRef>& victims, bool force, int* err);
-  bool drop_clean(const PageRef& v, bool force);
-  bool begin_dirty(const PageRef& v, bool force);
+  uint64_t start_run(const PageRef* run, size_t n, bool force, std::vector<PageRef>* dirty);
+  uint64_t punch_and_commit(const PageRef* run, size_t n, std::vector<bool>& mark, bool written);
+  void fail_run_page(const PageRef& v, int err);
+  uint64_t finish_run(const PageRef* run, const int* results, size_t n);
   void write_protect(const std::vector<PageRef>& pages);
   int assign_slot(const PageRef& v);
   void write_back(unsigned store, std::vector<PageRef>& group, int* err, uint64_t* freed);
-  bool commit(const PageRef& v, int io_result);
 
   Core& core_;
   ClockHand hand_;

@@ -293,7 +293,7 @@ class StoreTest : public ::testing::TestWithParam<std::tuple<Backend, unsigned>>
       store_ = open_pmem_store(o, &err);
       if (err == -ENOTSUP) GTEST_SKIP() << "built without libpmem2";
     } else {
-      o.path = dir_->path();
+      o.path = dir_->path() + "/store.img";
       store_ = open_file_store(o, &err);
     }
     ASSERT_NE(store_, nullptr) << "err " << err << " (" << strerror(-err) << ")";
@@ -766,9 +766,36 @@ TEST(PmemStore, DirectoryGetsANewFileAndSizeIsRequired) {
   EXPECT_EQ(dir.entries(), 0u);
   store = open_pmem(dir.path(), 8 * kPage, &err);
   ASSERT_NE(store, nullptr);
-  EXPECT_EQ(dir.entries(), 1u);
+  // A scratch file in a directory is unlinked at once: nothing is left
+  // behind even if the process never closes the store.
+  EXPECT_EQ(dir.entries(), 0u);
+  EXPECT_NE(store->path().find("(unlinked)"), std::string::npos) << store->path();
   store.reset();
   EXPECT_EQ(dir.entries(), 0u);
+}
+
+TEST(FileStore, DirectoryGetsAnUnlinkedScratchFile) {
+  TempDir dir("/var/tmp");
+  ASSERT_TRUE(dir.ok());
+  StoreOptions o;
+  o.path = dir.path();
+  o.bytes = 64 * kPage;
+  int err = 1;
+  auto store = open_file_store(o, &err);
+  ASSERT_NE(store, nullptr) << strerror(-err);
+  EXPECT_EQ(dir.entries(), 0u);
+  EXPECT_EQ(store->path().rfind(dir.path() + "/mtier-", 0), 0u) << store->path();
+  EXPECT_NE(store->path().find("(unlinked)"), std::string::npos) << store->path();
+  auto ch = store->open_channel(4);
+  ASSERT_NE(ch, nullptr);
+  int64_t slot = store->alloc_slot();
+  ASSERT_GE(slot, 0);
+  memset(ch->buffer(0), 0x5a, kPage);
+  StoreIo io{static_cast<uint64_t>(slot), ch->buffer(0), 1};
+  ASSERT_EQ(ch->write_pages(&io, 1), 0);
+  memset(ch->buffer(0), 0, kPage);
+  ASSERT_EQ(ch->read_pages(&io, 1), 0);
+  EXPECT_EQ(static_cast<unsigned char*>(ch->buffer(0))[kPage - 1], 0x5a);
 }
 
 // ---------------------------------------------------------------- throughput
