@@ -29,6 +29,12 @@ std::unique_ptr<Region> Region::create(uint64_t bytes, int* err) {
                     strerror(errno));
     return nullptr;
   }
+  // A child of fork() must not inherit the region: its faults would not be
+  // served, and a page it touched would appear in the memfd behind the
+  // engine's back. Without the mappings a child's access is a plain SIGSEGV.
+  if (sys::dont_fork(r->base_, bytes) < 0 || sys::dont_fork(r->alias_, bytes) < 0)
+    MTIER_LOG_WARN("region: MADV_DONTFORK failed: %s; do not touch tables after fork()",
+                   strerror(errno));
   *err = 0;
   return r;
 }

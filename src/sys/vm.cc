@@ -46,6 +46,10 @@ int unmap(void* addr, size_t len) { return munmap(addr, len) == 0 ? 0 : -errno; 
 
 int zap(void* addr, size_t len) { return madvise(addr, len, MADV_DONTNEED) == 0 ? 0 : -errno; }
 
+int dont_fork(void* addr, size_t len) {
+  return madvise(addr, len, MADV_DONTFORK) == 0 ? 0 : -errno;
+}
+
 long resident_pages(void* addr, size_t len) {
   size_t pages = (len + kPageSize - 1) / kPageSize;
   long count = 0;

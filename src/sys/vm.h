@@ -20,6 +20,8 @@ void* map_reserve(size_t len);
 // Drops the page-table entries of a shared mapping; the file keeps the pages,
 // so the next access is a MINOR fault (the access sampler's "zap").
 [[nodiscard]] int zap(void* addr, size_t len);
+// Keeps [addr, addr+len) out of children made by fork().
+[[nodiscard]] int dont_fork(void* addr, size_t len);
 // Number of pages of [addr, addr+len) in memory (mincore), or -errno.
 [[nodiscard]] long resident_pages(void* addr, size_t len);
 // Resident bytes of the process's mapping that contains addr, from

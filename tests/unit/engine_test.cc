@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <setjmp.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -274,6 +275,27 @@ TEST_F(EngineTest, FreeTableGivesMemoryAndStoreBackAtOnce) {
   char* t2 = table("reused", kPage, &id2);
   EXPECT_EQ(t2, t);  // the extent is reused
   EXPECT_EQ(t2[0], 0);
+}
+
+// A forked child does not inherit the region (MADV_DONTFORK): touching a
+// table there is a plain SIGSEGV, and the parent's data is untouched.
+TEST_F(EngineTest, ForkedChildCannotTouchTablesNorDisturbTheParent) {
+  start();
+  int id;
+  char* t = table("forked", 64 * kPage, &id);
+  for (uint64_t p = 0; p < 64; p++) fill_page(t + p * kPage, pattern(id, p, 11));
+  ASSERT_EQ(engine_->evict_table(id), 0);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    signal(SIGSEGV, SIG_DFL);
+    t[3 * kPage] = 1;  // must not reach the parent's memfd
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV) << "status " << status;
+  for (uint64_t p = 0; p < 64; p++) ASSERT_TRUE(check_page(t + p * kPage, pattern(id, p, 11)));
 }
 
 // A store too small for the dirty data: the fault path must not hang, the
