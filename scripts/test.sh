@@ -1,24 +1,44 @@
 #!/usr/bin/env bash
-# The README's test command: install what is needed, build with -Werror,
-# run every test (make check), and print each test log that failed.
+# The README's test command: install what is needed, build with -Werror and
+# run every test (make check), then the same tests built with ASan and UBSan.
+# Builds are out of tree, in build/ and build-san/; a failing test's log is
+# printed. The last line counts the test programs: "N passed, N failed, N skipped".
 set -euo pipefail
 cd "$(dirname "$0")/.."
+top=$(pwd)
 bash scripts/install-deps.sh
-autoreconf -fi
-./configure --enable-werror
-make -j2
-summary() {
-  local f=test-suite.log
-  [ -f $f ] || return 0
-  pass=$(sed -n 's/^# PASS: *//p' $f); fail=$(sed -n 's/^# FAIL: *//p' $f)
-  err=$(sed -n 's/^# ERROR: *//p' $f); skip=$(sed -n 's/^# SKIP: *//p' $f)
-  echo "$pass passed, $((fail + err)) failed, $skip skipped"
-}
-if ! make -j2 check; then
-  for log in $(find tests -name '*.log' ! -name test-suite.log); do
-    grep -q -E '^(FAIL|ERROR)' "${log%.log}.trs" 2>/dev/null && { echo "=== $log"; tail -50 "$log"; }
-  done
-  summary
-  exit 1
+if [ -f config.status ]; then
+  echo "test: this tree was configured in place; run 'make distclean' first" >&2
+  exit 2
 fi
-summary
+autoreconf -fi
+
+passed=0 failed=0 skipped=0
+# Runs `make check` in build dir $1 configured with the rest of the arguments.
+run_suite() {
+  local dir=$1
+  shift
+  mkdir -p "$dir"
+  (cd "$dir" && "$top/configure" --enable-werror "$@" && make -j2) || return 2
+  local rc=0
+  (cd "$dir" && make -j2 check) || rc=1
+  local f="$dir/test-suite.log"
+  if [ -f "$f" ]; then
+    passed=$((passed + $(sed -n 's/^# PASS: *//p' "$f")))
+    failed=$((failed + $(sed -n 's/^# FAIL: *//p' "$f") + $(sed -n 's/^# ERROR: *//p' "$f")))
+    skipped=$((skipped + $(sed -n 's/^# SKIP: *//p' "$f")))
+  fi
+  if [ $rc -ne 0 ]; then
+    for trs in $(find "$dir/tests" -name '*.trs'); do
+      grep -q -E '^:test-result: (FAIL|ERROR)' "$trs" && { echo "=== ${trs%.trs}.log"; tail -60 "${trs%.trs}.log"; }
+    done
+  fi
+  return $rc
+}
+
+status=0
+run_suite build || status=1
+echo "--- the same tests under AddressSanitizer and UndefinedBehaviorSanitizer"
+run_suite build-san --enable-sanitizers || status=1
+echo "$passed passed, $failed failed, $skipped skipped"
+exit $status

@@ -138,6 +138,10 @@ std::string Engine::describe() const {
   snprintf(buf, sizeof buf, "tiers: dram budget %.1f MiB (evict at %u%%, down to %u%%)",
            o.dram_bytes / 1048576.0, o.high_watermark, o.low_watermark);
   std::string out = buf;
+  if (o.dram_node >= 0) {
+    snprintf(buf, sizeof buf, " on node %d", o.dram_node);
+    out += buf;
+  }
   for (auto& st : core_->stores) {
     snprintf(buf, sizeof buf, "; %s store %s (%s, %.1f MiB)", st->kind(), st->path().c_str(),
              st->mode().c_str(), st->capacity_slots() * 4096 / 1048576.0);

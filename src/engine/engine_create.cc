@@ -7,6 +7,7 @@
 
 #include "engine/engine.h"
 #include "log/log.h"
+#include "sys/numa.h"
 #include "sys/uffd.h"
 #include "sys/vm.h"
 
@@ -49,6 +50,17 @@ int open_stores(const Options& o, std::vector<std::unique_ptr<Store>>* out) {
   return 0;
 }
 
+// Places the region's pages on `node` (the memfd's shared policy follows the
+// mapping's), preferred rather than bound so that a full node falls back
+// instead of failing the fault. -1: the kernel's default policy.
+int place_on_node(const Options& o, Region& r) {
+  if (o.dram_node < 0) return 0;
+  int rc = sys::prefer_node(r.base(), r.bytes(), o.dram_node);
+  if (rc < 0)
+    MTIER_LOG_ERROR("dram_node=%d: mbind of the region: %s", o.dram_node, strerror(-rc));
+  return rc;
+}
+
 int open_uffd(Core& core) {
   uint64_t got = 0;
   int fd = sys::uffd_open(kFeatures, &got);
@@ -80,6 +92,7 @@ std::unique_ptr<Engine> Engine::create(const Options& given, int* err) {
   Options o = resolve_sizes(given);
   auto region = Region::create(o.region_bytes, err);
   if (!region) return nullptr;
+  if ((*err = place_on_node(o, *region)) < 0) return nullptr;
   auto core = std::make_unique<Core>(o, std::move(region), o.dram_bytes / 4096);
   if ((*err = open_stores(o, &core->stores)) < 0) return nullptr;
   if ((*err = open_uffd(*core)) < 0) return nullptr;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "engine/engine.h"
+#include "sys/numa.h"
 #include "sys/vm.h"
 
 namespace mtier {
@@ -275,6 +276,23 @@ TEST_F(EngineTest, FreeTableGivesMemoryAndStoreBackAtOnce) {
   char* t2 = table("reused", kPage, &id2);
   EXPECT_EQ(t2, t);  // the extent is reused
   EXPECT_EQ(t2[0], 0);
+}
+
+// dram_node places the pages on that node (read back with get_mempolicy);
+// a node that does not exist is refused when the engine starts.
+TEST_F(EngineTest, DramNodePlacesPagesAndBadNodeIsRefused) {
+  opts_.dram_node = 0;
+  start();
+  int id;
+  char* t = table("node0", 16 * kPage, &id);
+  for (uint64_t p = 0; p < 16; p++) fill_page(t + p * kPage, pattern(id, p, 12));
+  for (uint64_t p = 0; p < 16; p++) EXPECT_EQ(sys::page_node(t + p * kPage), 0);
+  EXPECT_NE(engine_->describe().find("on node 0"), std::string::npos);
+  engine_.reset();
+  opts_.dram_node = 1023;
+  int err = 0;
+  EXPECT_EQ(Engine::create(opts_, &err), nullptr);
+  EXPECT_EQ(err, -EINVAL);
 }
 
 // A forked child does not inherit the region (MADV_DONTFORK): touching a
