@@ -48,6 +48,10 @@ struct Core {
   }
 };
 
+// One I/O channel per store, in store order, for the calling thread's use
+// (queue_depth staging buffers each). 0 or -ENOMEM.
+[[nodiscard]] int open_channels(Core& core, std::vector<std::unique_ptr<StoreChannel>>* out);
+
 // Makes the access at `addr` (by thread `tid`) fail with SIGBUS: a poison
 // marker where the kernel has UFFDIO_POISON, else a signal to the thread.
 void fail_access(Core& core, void* addr, unsigned tid);

@@ -15,11 +15,7 @@ Evictor::Evictor(Core& core) : core_(core), hand_(core, false), sampler_(core) {
 Evictor::~Evictor() { stop(); }
 
 int Evictor::start() {
-  for (auto& s : core_.stores) {
-    auto ch = s->open_channel(core_.opts.queue_depth);
-    if (!ch) return -ENOMEM;
-    channels_.push_back(std::move(ch));
-  }
+  if (int rc = open_channels(core_, &channels_); rc < 0) return rc;
   running_ = true;
   thread_ = std::thread([this] { run(); });
   return 0;

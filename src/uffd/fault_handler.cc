@@ -29,11 +29,7 @@ FaultHandler::FaultHandler(Core& core) : core_(core) {}
 FaultHandler::~FaultHandler() { stop(); }
 
 int FaultHandler::start() {
-  for (auto& s : core_.stores) {
-    auto ch = s->open_channel(core_.opts.queue_depth);
-    if (!ch) return -ENOMEM;
-    channels_.push_back(std::move(ch));
-  }
+  if (int rc = open_channels(core_, &channels_); rc < 0) return rc;
   stop_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (stop_fd_ < 0) return -errno;
   running_ = true;
@@ -208,11 +204,13 @@ void FaultHandler::place(Placement& p) {
     return;
   }
   if (p.result < 0) return fail(t, p.page, p.tid, p.result, "fetch");
-  // Always wake: a prefetched page may have a waiter whose fault arrived
-  // in this batch after the claim (it found the page FETCHING).
-  int rc = sys::uffd_copy(core_.uffd, t->page_addr(p.page), p.source, 4096, !p.write);
-  while (rc == -EAGAIN)
-    rc = sys::uffd_copy(core_.uffd, t->page_addr(p.page), p.source, 4096, !p.write);
+  // Copied without waking: the state and counters are updated first, so
+  // that whatever the woken thread does next (an evict_table, a stats read)
+  // sees them. Then everyone waiting on the page is woken, including a
+  // waiter on a prefetched page whose fault found it FETCHING.
+  char* addr = t->page_addr(p.page);
+  int rc = sys::uffd_copy(core_.uffd, addr, p.source, 4096, !p.write, true);
+  while (rc == -EAGAIN) rc = sys::uffd_copy(core_.uffd, addr, p.source, 4096, !p.write, true);
   if (rc < 0) return fail(t, p.page, p.tid, rc, "place (UFFDIO_COPY)");
   transition(word, p.write ? PageEvent::kPlacedDirty : PageEvent::kPlacedClean, t->id, p.page);
   mark_access(word);
@@ -221,6 +219,7 @@ void FaultHandler::place(Placement& p) {
   auto& c = t->counters;
   (fetched ? (p.prefetch ? c.prefetches : c.fetches) : c.zero_fills)
       .fetch_add(1, std::memory_order_relaxed);
+  (void)sys::uffd_wake(core_.uffd, addr, 4096);
 }
 
 void FaultHandler::fail(Table* t, uint64_t page, unsigned tid, int err, const char* what) {
