@@ -34,6 +34,10 @@ struct Core {
   std::unique_ptr<Region> region;
   int uffd = -1;
   uint64_t uffd_features = 0;
+  // UFFDIO_CONTINUE can keep a clean page write-protected (Linux >= 6.3).
+  // Without it a MINOR fault maps the page writable, so it must count as
+  // a write: the page becomes DIRTY (more write-backs, never a lost write).
+  bool continue_wp = false;
   TableRegistry tables;
   PageLocks locks;
   Residency residency;

@@ -149,9 +149,11 @@ std::string Engine::describe() const {
   }
   if (core_->stores.empty()) out += "; no store (pages cannot leave DRAM)";
   snprintf(buf, sizeof buf,
-           "; heat source: PTE sampler + MINOR faults (%llu pages/s); SIGBUS on store "
-           "errors via %s",
+           "; heat source: PTE sampler + MINOR faults (%llu pages/s); dirty tracking: %s; "
+           "SIGBUS on store errors via %s",
            static_cast<unsigned long long>(o.scan_rate),
+           core_->continue_wp ? "WP faults"
+                              : "WP faults, sampled pages count as dirty (no CONTINUE_MODE_WP)",
            (core_->uffd_features & UFFD_FEATURE_POISON) ? "UFFDIO_POISON" : "tgkill");
   return out + buf;
 }

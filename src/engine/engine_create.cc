@@ -77,6 +77,11 @@ int open_uffd(Core& core) {
   }
   core.uffd = fd;
   core.uffd_features = got;
+  int probe = sys::uffd_probe_continue_wp(fd);
+  // MTIER_TEST_NO_CONTINUE_WP: the tests' way to run the fallback of a
+  // kernel without CONTINUE_MODE_WP (Debian 12's 6.1) on a newer one.
+  core.continue_wp = probe == 1 && !getenv("MTIER_TEST_NO_CONTINUE_WP");
+  if (probe < 0) MTIER_LOG_WARN("userfaultfd: probing UFFDIO_CONTINUE_MODE_WP: %s", strerror(-probe));
   int rc = sys::uffd_register(fd, core.region->base(), core.region->bytes(),
                               UFFDIO_REGISTER_MODE_MISSING | UFFDIO_REGISTER_MODE_MINOR |
                                   UFFDIO_REGISTER_MODE_WP);

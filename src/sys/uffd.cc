@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -101,6 +102,26 @@ int uffd_poison(int fd, void* addr, size_t len) {
   p.range.start = reinterpret_cast<uintptr_t>(addr);
   p.range.len = len;
   return ioctl_errno(fd, UFFDIO_POISON, &p);
+}
+
+int uffd_probe_continue_wp(int fd) {
+  int mfd = memfd_create("mtier-probe", MFD_CLOEXEC);
+  if (mfd < 0) return -errno;
+  char page[4096] = {1};
+  void* addr = MAP_FAILED;
+  int rc = pwrite(mfd, page, sizeof page, 0) == sizeof page ? 0 : -EIO;  // in the page cache
+  if (rc == 0) addr = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+  if (rc == 0 && addr == MAP_FAILED) rc = -errno;
+  if (rc == 0)
+    rc = uffd_register(fd, addr, 4096, UFFDIO_REGISTER_MODE_MINOR | UFFDIO_REGISTER_MODE_WP);
+  if (rc == 0) {
+    int c = uffd_continue(fd, addr, 4096, true);
+    rc = c == 0 ? 1 : c == -EINVAL ? 0 : c;
+    (void)uffd_unregister(fd, addr, 4096);
+  }
+  if (addr != MAP_FAILED) munmap(addr, 4096);
+  close(mfd);
+  return rc;
 }
 
 long uffd_read(int fd, struct uffd_msg* msgs, size_t n) {

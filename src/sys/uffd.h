@@ -54,6 +54,10 @@ namespace mtier::sys {
 [[nodiscard]] int uffd_wake(int fd, void* addr, size_t len);
 // Installs a poison marker: the access gets SIGBUS (kernel >= 6.6).
 [[nodiscard]] int uffd_poison(int fd, void* addr, size_t len);
+// Whether UFFDIO_CONTINUE accepts UFFDIO_CONTINUE_MODE_WP on shmem (Linux
+// 6.3; 6.1 refuses it with EINVAL). Probed on a one-page memfd of its own,
+// registered on `fd` for the duration. Returns 1, 0, or -errno.
+[[nodiscard]] int uffd_probe_continue_wp(int fd);
 // Reads up to n messages without blocking. Returns the count, 0 if none.
 [[nodiscard]] long uffd_read(int fd, struct uffd_msg* msgs, size_t n);
 

@@ -109,10 +109,12 @@ void FaultHandler::resolve_present(Table* t, uint64_t page, uint64_t w, uint64_t
   PageWordAtomic& word = core_.word(t, page);
   char* addr = t->page_addr(page);
   PageState s = PageWord::state(w);
-  bool write = is_write(flags);
+  // A MINOR fault counts as a write where CONTINUE cannot keep the page
+  // write-protected (Core::continue_wp): the page will be mapped writable.
+  bool write = is_write(flags) || (is_minor(flags) && !core_.continue_wp);
   if (write && s != PageState::kDirty) {
     if (s == PageState::kEvicting) t->counters.evict_cancels.fetch_add(1, std::memory_order_relaxed);
-    else t->counters.wp_faults.fetch_add(1, std::memory_order_relaxed);
+    else if (is_write(flags)) t->counters.wp_faults.fetch_add(1, std::memory_order_relaxed);
     transition(word, PageEvent::kWrite, t->id, page);
   }
   bool keep_wp = PageWord::state(word.load()) != PageState::kDirty;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <setjmp.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -276,6 +277,48 @@ TEST_F(EngineTest, FreeTableGivesMemoryAndStoreBackAtOnce) {
   char* t2 = table("reused", kPage, &id2);
   EXPECT_EQ(t2, t);  // the extent is reused
   EXPECT_EQ(t2[0], 0);
+}
+
+// On a kernel without UFFDIO_CONTINUE_MODE_WP (6.1) a sampled (MINOR) access
+// maps the page writable, so it must make the page dirty: a write after it
+// is then written back, never dropped with the clean copy. Forced here with
+// the test hook; the probe's answer for this kernel is in describe().
+TEST_F(EngineTest, WithoutContinueWpSampledPagesCountAsDirty) {
+  setenv("MTIER_TEST_NO_CONTINUE_WP", "1", 1);
+  opts_.scan_rate = 0;
+  start();
+  unsetenv("MTIER_TEST_NO_CONTINUE_WP");
+  EXPECT_NE(engine_->describe().find("no CONTINUE_MODE_WP"), std::string::npos);
+  int id;
+  char* t = table("nocwp", 32 * kPage, &id);
+  for (uint64_t p = 0; p < 32; p++) fill_page(t + p * kPage, pattern(id, p, 13));
+  ASSERT_EQ(engine_->evict_table(id), 0);
+  for (uint64_t p = 0; p < 32; p++) ASSERT_TRUE(check_page(t + p * kPage, pattern(id, p, 13)));
+  ASSERT_EQ(sys::zap(t, 32 * kPage), 0);  // what the sampler does
+  TableStats before, after;
+  ASSERT_EQ(engine_->table_stats(id, &before), 0);
+  for (uint64_t p = 0; p < 32; p++) {
+    volatile char c = t[p * kPage];  // MINOR fault: now DIRTY
+    (void)c;
+    fill_page(t + p * kPage, pattern(id, p, 14));  // no fault at all: PTE writable
+  }
+  ASSERT_EQ(engine_->evict_table(id), 0);
+  ASSERT_EQ(engine_->table_stats(id, &after), 0);
+  EXPECT_EQ(after.writebacks - before.writebacks, 32u);
+  EXPECT_EQ(after.minor_faults - before.minor_faults, 32u);
+  EXPECT_EQ(after.wp_faults, before.wp_faults);  // mapped writable: the writes did not fault
+  for (uint64_t p = 0; p < 32; p++) ASSERT_TRUE(check_page(t + p * kPage, pattern(id, p, 14)));
+}
+
+TEST_F(EngineTest, ContinueWpProbeMatchesTheKernel) {
+  start();
+  struct utsname u;
+  ASSERT_EQ(uname(&u), 0);
+  int major = 0, minor = 0;
+  sscanf(u.release, "%d.%d", &major, &minor);
+  bool expect = major > 6 || (major == 6 && minor >= 3);
+  EXPECT_EQ(engine_->describe().find("no CONTINUE_MODE_WP") == std::string::npos, expect)
+      << u.release << ": " << engine_->describe();
 }
 
 // dram_node places the pages on that node (read back with get_mempolicy);
