@@ -26,10 +26,10 @@ struct Options {
   uint64_t store_bytes = 0;         // file store capacity; 0 = auto (2x physical memory)
   std::string pmem_path;            // PMem store ("" = none)
   uint64_t pmem_bytes = 0;          // PMem store capacity; 0 = device size
-  unsigned queue_depth = 32;        // io_uring depth for batched eviction / prefetch
+  unsigned queue_depth = 64;        // io_uring depth for batched eviction / prefetch
   unsigned prefetch_pages = 0;      // adjacent absent pages fetched with a missing one
   uint64_t scan_rate = 256;         // sampler: pages zapped per second, upper bound
-  unsigned evict_batch = 64;        // pages written back per eviction batch
+  unsigned evict_batch = 256;       // pages written back per eviction batch
   uint64_t min_bytes = 64ull << 20; // preload: allocations >= this become tables
   std::string names;                // preload: comma-separated table names, allocation order
   bool verbose = false;             // print options in effect and an exit summary

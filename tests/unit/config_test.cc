@@ -463,7 +463,7 @@ TEST(LoadAll, FileThenConfThenEnv) {
   EXPECT_EQ(o.source("queue_depth"), OptionSource::kConf);
   EXPECT_EQ(o.get().prefetch_pages, 2u);
   EXPECT_EQ(o.source("prefetch_pages"), OptionSource::kFile);
-  EXPECT_EQ(o.get().evict_batch, 64u);
+  EXPECT_EQ(o.get().evict_batch, Options{}.evict_batch);
   EXPECT_EQ(o.source("evict_batch"), OptionSource::kDefault);
 }
 

@@ -1,0 +1,136 @@
+#!/bin/sh
+# tests/vm/init.sh - /init of the test VM's initramfs (busybox sh), put there
+# by run-vm.sh. Loads the modules, makes the first NVDIMM system RAM on the
+# CPU-less node 2 (devdax + kmem), prints the topology, runs every program in
+# /etc/tests between "=== BEGIN name" / "=== END name rc=N" markers, prints
+# "=== SUMMARY ..." and powers off. run-vm.sh parses the markers from the
+# console log, so keep their format.
+export PATH=/bin
+. /etc/vm.conf
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mkdir -p /dev/shm && mount -t tmpfs tmpfs /dev/shm
+mount -t tmpfs tmpfs /tmp
+echo "=== VM UP kernel $(uname -r), $(nproc) cpus"
+
+# Modules in dependency order (run-vm.sh resolved it: there is no modprobe).
+for m in $(cat /lib/modules/order); do
+  insmod /lib/modules/$m.ko 2>/dev/null || echo "vm: insmod $m failed"
+done
+
+# Drivers probe asynchronously: wait (up to 20 s) for both NVMe namespaces and
+# for the pmem disks the NFIT describes.
+i=0
+while [ $i -lt 40 ]; do
+  n=$(ls -d /sys/block/nvme*n1 2>/dev/null | wc -l)
+  p=$(ls -d /sys/block/pmem* 2>/dev/null | wc -l)
+  [ "$n" -ge 2 ] && [ "$p" -ge 2 ] && break
+  sleep 0.5; i=$((i + 1))
+done
+
+# NVMe disks, told apart by serial number (the names depend on probe order).
+nvme_by_serial() {
+  for c in /sys/class/nvme/nvme*; do
+    [ "$(cat $c/serial 2>/dev/null | tr -d ' ')" = "$1" ] || continue
+    for b in $c/nvme*n1; do [ -e "$b" ] && { echo /dev/${b##*/}; return; }; done
+  done
+}
+NVME=$(nvme_by_serial mtier0)
+SCRATCH=$(nvme_by_serial mtier-scratch)
+
+# /var/tmp on ext4 on the scratch NVMe, so file stores get O_DIRECT on a block
+# device; tmpfs (no O_DIRECT on 6.1) if that is not there.
+if [ -n "$SCRATCH" ] && mount -t ext4 "$SCRATCH" /var/tmp 2>/dev/null; then
+  echo "vm: /var/tmp is ext4 on $SCRATCH"
+else
+  mount -t tmpfs tmpfs /var/tmp
+  echo "vm: /var/tmp is tmpfs (scratch disk not mounted)"
+fi
+chmod 1777 /tmp /var/tmp
+
+topology() {
+  echo "--- topology ($1)"
+  for n in /sys/devices/system/node/node[0-9]*; do
+    echo "${n##*/}: cpus=[$(cat $n/cpulist)] $(grep MemTotal $n/meminfo | sed 's/.*MemTotal: *//') distance=[$(cat $n/distance)]"
+  done
+  for t in /sys/devices/virtual/memory_tiering/memory_tier*; do
+    [ -e "$t/nodelist" ] && echo "${t##*/}: nodes $(cat $t/nodelist)"
+  done
+  ls /sys/devices/virtual/memory_tiering >/dev/null 2>&1 || echo "(no memory_tiering in sysfs)"
+  echo "block: $(cd /sys/block && ls -d pmem* nvme* 2>/dev/null | tr '\n' ' ')"
+  echo "dax: $(ls /sys/bus/dax/devices 2>/dev/null | tr '\n' ' ')"
+}
+topology "before kmem"
+
+# The first NVDIMM region becomes system RAM on node 2 (PLATFORM.md):
+# namespace off nd_pmem -> the region's dax seed configured and bound to
+# dax_pmem (a devdax device) -> off device_dax, onto kmem -> memory blocks
+# onlined as movable. Each step says what failed; the tests run regardless.
+# The other region stays a raw pmem namespace for the PMem store tests.
+step() { # step DESCRIPTION VALUE FILE: write VALUE to FILE or say why not
+  if echo "$2" >"$3" 2>/tmp/step.err; then return 0; fi
+  echo "vm: kmem: $1 failed: echo $2 > $3: $(cat /tmp/step.err)"; return 1
+}
+kmem_setup() {
+  r=$(ls -d /sys/bus/nd/devices/region* 2>/dev/null | sort | head -1)
+  [ -n "$r" ] || { echo "vm: kmem: no nd region"; return 1; }
+  rn=${r##*/region}
+  ns=$(cd /sys/bus/nd/devices && ls -d namespace$rn.* 2>/dev/null | head -1)
+  [ -n "$ns" ] || { echo "vm: kmem: no namespace in region$rn"; return 1; }
+  [ -e /sys/bus/nd/drivers/nd_pmem/$ns ] && { step "unbind $ns" $ns /sys/bus/nd/drivers/nd_pmem/unbind || return 1; }
+  seed=$(cat $r/dax_seed 2>/dev/null)
+  [ -n "$seed" ] || { echo "vm: kmem: region$rn has no dax_seed"; return 1; }
+  d=/sys/bus/nd/devices/$seed
+  step "uuid" "$(cat /proc/sys/kernel/random/uuid)" $d/uuid || return 1
+  step "mode" pmem $d/mode || return 1
+  step "align" 2097152 $d/align || return 1
+  step "namespace" $ns $d/namespace || return 1
+  before=$(ls /sys/bus/dax/devices 2>/dev/null)
+  step "bind $seed to dax_pmem" $seed /sys/bus/nd/drivers/dax_pmem/bind || return 1
+  dax=""
+  for x in $(ls /sys/bus/dax/devices 2>/dev/null); do
+    echo "$before" | grep -qx "$x" || dax=$x
+  done
+  [ -n "$dax" ] || { echo "vm: kmem: no dax device appeared"; return 1; }
+  echo "vm: kmem: $ns -> $seed -> /dev/$dax ($(cat /sys/bus/dax/devices/$dax/size) bytes, target node $(cat /sys/bus/dax/devices/$dax/target_node 2>/dev/null))"
+  [ -e /sys/bus/dax/drivers/device_dax/$dax ] && { step "unbind $dax from device_dax" $dax /sys/bus/dax/drivers/device_dax/unbind || return 1; }
+  # Hot-added blocks come up offline (no MEMORY_HOTPLUG_DEFAULT_ONLINE).
+  echo offline >/sys/devices/system/memory/auto_online_blocks 2>/dev/null
+  step "kmem new_id" $dax /sys/bus/dax/drivers/kmem/new_id || return 1
+  nb=0
+  for b in /sys/devices/system/memory/memory*; do
+    [ "$(cat $b/state)" = offline ] || continue
+    step "online $b" online_movable $b/state && nb=$((nb + 1))
+  done
+  echo "vm: kmem: onlined $nb memory blocks as movable"
+  [ $nb -gt 0 ]
+}
+if kmem_setup; then echo "vm: kmem: OK"; else echo "vm: kmem: FAILED (tests run without a memory-only node)"; fi
+topology "after kmem"
+
+PMEM=$(ls /dev/pmem* 2>/dev/null | head -1)
+[ -n "$PMEM" ] && export MTIER_TEST_PMEM=$PMEM
+[ -n "$NVME" ] && export MTIER_TEST_NVME=$NVME
+echo "vm: MTIER_TEST_PMEM=${MTIER_TEST_PMEM:-} MTIER_TEST_NVME=${MTIER_TEST_NVME:-}"
+[ -n "$LDPATH" ] && export LD_LIBRARY_PATH=$LDPATH
+
+passed=0 failed=0 skipped=0
+while read -r name real; do
+  echo "=== BEGIN $name"
+  start=$(date +%s)
+  (cd /tmp && timeout "$TEST_TIMEOUT" "$real" </dev/null 2>&1)
+  rc=$?
+  echo "vm: $name took $(( $(date +%s) - start ))s"
+  echo "=== END $name rc=$rc"
+  case $rc in
+    0) passed=$((passed + 1)) ;;
+    77) skipped=$((skipped + 1)) ;;
+    *) failed=$((failed + 1)) ;;
+  esac
+done </etc/tests
+echo "=== SUMMARY passed=$passed failed=$failed skipped=$skipped"
+sync
+umount /var/tmp 2>/dev/null
+poweroff -f

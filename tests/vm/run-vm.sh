@@ -1,0 +1,264 @@
+#!/bin/bash
+# tests/vm/run-vm.sh - run mtier's test binaries inside an emulated multi-tier
+# machine (QEMU TCG): two DRAM NUMA nodes, a CPU-less node backed by an
+# emulated NVDIMM turned into system RAM (devdax + kmem), a second NVDIMM left
+# as a raw pmem namespace (/dev/pmemN), and an NVMe disk.
+#
+#   tests/vm/run-vm.sh BUILD_DIR [TEST...]
+#
+# TEST: test programs (paths; default: BUILD_DIR/tests/unit/*_test and
+# BUILD_DIR/tests/integration/torture). Exit status: 0 all passed (skips
+# count as passed), 1 a test failed or the VM did not finish, 77 the VM could
+# not be set up (Automake's "skipped"), with the reason on stderr.
+#
+# Environment:
+#   VM_TIMEOUT   seconds before the VM is killed (default 900)
+#   VM_CACHE     cache dir (default BUILD_DIR/tests/vm/cache): the unpacked
+#                kernel, the disk images, the initramfs and console.log
+#   VM_KERNEL    Debian kernel package to use (default: what linux-image-amd64
+#                depends on, else the newest linux-image-6.1.0-N-amd64)
+#   VM_TEST_TIMEOUT  seconds per test inside the VM (default 600)
+#   VM_NO_INSTALL=1  never run apt-get (skip if something is missing)
+# See tests/vm/README.md.
+set -euo pipefail
+
+say() { echo "run-vm.sh: $*" >&2; }
+skip() { say "SKIP: $*"; exit 77; }
+
+BUILD_DIR=$(realpath "${1:-.}")
+[ $# -gt 0 ] && shift
+[ -f "$BUILD_DIR/Makefile" ] || skip "$BUILD_DIR is not a configured build dir (no Makefile)"
+CACHE=${VM_CACHE:-$BUILD_DIR/tests/vm/cache}
+VM_TIMEOUT=${VM_TIMEOUT:-900}
+VM_TEST_TIMEOUT=${VM_TEST_TIMEOUT:-600}
+mkdir -p "$CACHE"
+CACHE=$(realpath "$CACHE")
+START=$(date +%s)
+
+# ---------------------------------------------------------------------------
+# 1. Host tools. qemu-system-x86_64, a *static* busybox (it runs inside the VM
+# with no libraries), cpio to pack the initramfs, modinfo (kmod) to read each
+# module's dependencies.
+need_pkgs=()
+command -v qemu-system-x86_64 >/dev/null || need_pkgs+=(qemu-system-x86)
+dpkg -s busybox-static >/dev/null 2>&1 || need_pkgs+=(busybox-static)
+command -v cpio >/dev/null || need_pkgs+=(cpio)
+command -v modinfo >/dev/null || [ -x /usr/sbin/modinfo ] || need_pkgs+=(kmod)
+if [ ${#need_pkgs[@]} -gt 0 ]; then
+  [ "${VM_NO_INSTALL:-0}" = 1 ] && skip "missing ${need_pkgs[*]} and VM_NO_INSTALL=1"
+  [ "$(id -u)" = 0 ] || skip "missing ${need_pkgs[*]}; run as root to install them with apt-get"
+  say "installing: ${need_pkgs[*]} (apt-get install -y)"
+  if ! DEBIAN_FRONTEND=noninteractive apt-get install -y "${need_pkgs[@]}" >"$CACHE/apt.log" 2>&1; then
+    tail -5 "$CACHE/apt.log" >&2
+    skip "apt-get install ${need_pkgs[*]} failed (see $CACHE/apt.log)"
+  fi
+fi
+command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not installable"
+MODINFO=$(command -v modinfo || echo /usr/sbin/modinfo)
+BUSYBOX=/bin/busybox   # busybox-static's; the plain busybox package is dynamic
+case $(ldd "$BUSYBOX" 2>&1 || true) in *"not a dynamic"*) ;; *) skip "$BUSYBOX is not static (install busybox-static)" ;; esac
+
+# ---------------------------------------------------------------------------
+# 2. Kernel: Debian's own 6.1 package, downloaded and unpacked, not installed
+# (the host's kernel is untouched). Reused from the cache between runs; if
+# apt cannot answer (offline), any kernel already in the cache is used.
+KPKG=${VM_KERNEL:-}
+if [ -z "$KPKG" ]; then
+  KPKG=$(apt-cache depends linux-image-amd64 2>/dev/null |
+         sed -n 's/^ *Depends: \(linux-image-6\.1\.0-[0-9]*-amd64\)$/\1/p' | head -1) || true
+fi
+if [ -z "$KPKG" ]; then
+  KPKG=$(apt-cache search --names-only '^linux-image-6.1.0-[0-9]+-amd64$' 2>/dev/null |
+         cut -d' ' -f1 | sort -V | tail -1) || true
+fi
+if [ -z "$KPKG" ]; then
+  KPKG=$(ls -d "$CACHE"/kernel/linux-image-* 2>/dev/null | sort -V | tail -1 | xargs -r basename) || true
+fi
+[ -n "$KPKG" ] || skip "no linux-image-6.1.0-N-amd64 package known to apt and none in $CACHE/kernel"
+KDIR=$CACHE/kernel/$KPKG
+if [ ! -f "$KDIR/.unpacked" ]; then
+  say "fetching kernel package $KPKG (apt-get download, not installed)"
+  rm -rf "$KDIR" && mkdir -p "$KDIR/deb"
+  (cd "$KDIR/deb" && apt-get download "$KPKG" >"$KDIR/download.log" 2>&1) ||
+    { tail -3 "$KDIR/download.log" >&2; skip "apt-get download $KPKG failed"; }
+  dpkg -x "$KDIR"/deb/*.deb "$KDIR/root"
+  rm -rf "$KDIR/deb"
+  touch "$KDIR/.unpacked"
+fi
+VMLINUZ=$(ls "$KDIR"/root/boot/vmlinuz-* 2>/dev/null | head -1)
+[ -n "$VMLINUZ" ] || skip "no vmlinuz in $KDIR"
+KVER=${VMLINUZ##*/vmlinuz-}
+MODDIR=$KDIR/root/lib/modules/$KVER
+[ -d "$MODDIR" ] || skip "no modules dir $MODDIR"
+say "kernel $KVER ($KPKG)"
+
+# ---------------------------------------------------------------------------
+# 3. Initramfs, rebuilt every run (a few seconds) from a staging dir.
+ROOT=$CACHE/initramfs-root
+rm -rf "$ROOT"
+mkdir -p "$ROOT"/{bin,sbin,proc,sys,dev,tmp,var/tmp,etc,lib/modules,mnt}
+cp "$BUSYBOX" "$ROOT/bin/busybox"
+for a in $("$BUSYBOX" --list); do
+  [ "$a" = busybox ] || ln -sf busybox "$ROOT/bin/$a"
+done
+
+# 3a. Kernel modules, with their dependencies resolved recursively from each
+# .ko's depends= field (there is no depmod/modprobe inside), in load order.
+# Names use '-' or '_' interchangeably; compressed modules are decompressed
+# because busybox insmod may not read them.
+declare -A MOD_FILE=() MOD_DONE=()
+MOD_ORDER=()
+while IFS= read -r f; do
+  n=${f##*/}; n=${n%%.ko*}; MOD_FILE[${n//-/_}]=$f
+done < <(find "$MODDIR/kernel" -name '*.ko' -o -name '*.ko.xz' -o -name '*.ko.zst' -o -name '*.ko.gz')
+add_mod() {
+  local key=${1//-/_} f dep
+  [ -n "${MOD_DONE[$key]:-}" ] && return 0
+  MOD_DONE[$key]=1
+  f=${MOD_FILE[$key]:-}
+  [ -n "$f" ] || { say "module $1 not found in $KPKG (built in?); not loaded"; return 0; }
+  case $f in
+    *.xz)  xz -dc "$f" >"$ROOT/lib/modules/$key.ko" ;;
+    *.zst) zstd -qdc "$f" >"$ROOT/lib/modules/$key.ko" ;;
+    *.gz)  gzip -dc "$f" >"$ROOT/lib/modules/$key.ko" ;;
+    *)     cp "$f" "$ROOT/lib/modules/$key.ko" ;;
+  esac
+  for dep in $("$MODINFO" -F depends "$ROOT/lib/modules/$key.ko" | tr ',' ' '); do
+    add_mod "$dep"
+  done
+  MOD_ORDER+=("$key")   # after its dependencies
+}
+# nvme: the NVMe disk; libnvdimm..nd_btt: the NVDIMMs (ACPI NFIT) as pmem;
+# dax_pmem, device_dax, kmem: a pmem namespace as devdax, then as system RAM;
+# ext4: the scratch filesystem on the second NVMe disk (/var/tmp).
+for m in nvme-core nvme libnvdimm nfit nd_pmem nd_btt dax_pmem device_dax kmem ext4; do
+  add_mod "$m"
+done
+printf '%s\n' "${MOD_ORDER[@]}" >"$ROOT/lib/modules/order"
+say "modules: ${MOD_ORDER[*]}"
+
+# 3b. Test programs. A libtool wrapper script stands for the real ELF in
+# .libs/ (or .libs/lt-NAME); the ELF, every shared library ldd finds for it
+# and the dynamic loader are copied to the same absolute paths inside, so the
+# program runs unchanged. Libraries found only through the build's .libs dirs
+# (libmtier.so.0) get their dirs into LD_LIBRARY_PATH inside.
+if [ $# -eq 0 ]; then
+  set -- "$BUILD_DIR"/tests/unit/*_test "$BUILD_DIR"/tests/integration/torture
+fi
+BUILD_LIBDIRS=$(find "$BUILD_DIR" -type d -name .libs -not -path "$CACHE/*" | paste -sd: -)
+declare -A COPIED=() LIBDIRS=()
+copy_path() {   # copy a file (following links) to the same path inside
+  local p=$1
+  [ -n "${COPIED[$p]:-}" ] && return 0
+  COPIED[$p]=1
+  mkdir -p "$ROOT$(dirname "$p")"
+  cp -L "$p" "$ROOT$p"
+}
+: >"$ROOT/etc/tests"
+for t in "$@"; do
+  [ -e "$t" ] || { say "test $t does not exist (build it: make check TESTS=)"; exit 1; }
+  t=$(realpath "$t"); name=${t##*/}; real=$t
+  if head -c 4096 "$t" | grep -q 'libtool wrapper'; then
+    d=$(dirname "$t")
+    for c in "$d/.libs/$name" "$d/.libs/lt-$name"; do [ -x "$c" ] && { real=$c; break; }; done
+    [ "$real" != "$t" ] || { say "$t is a libtool wrapper without .libs/$name"; exit 1; }
+  fi
+  [ "$(head -c 4 "$real" | tail -c 3)" = ELF ] || { say "$real is not an ELF program"; exit 1; }
+  copy_path "$real"
+  libs=$(LD_LIBRARY_PATH=$BUILD_LIBDIRS ldd "$real" | awk '
+      /not found/ { print "MISSING:" $1; next }
+      $2 == "=>" && $3 ~ /^\// { print $3; next }
+      $1 ~ /^\// { print $1 }')
+  if grep -q '^MISSING:' <<<"$libs"; then
+    say "ldd $real: not found: $(grep '^MISSING:' <<<"$libs" | cut -d: -f2 | paste -sd' ' -)"; exit 1
+  fi
+  for lib in $libs; do
+    copy_path "$lib"
+    case $lib in "$BUILD_DIR"/*) LIBDIRS[$(dirname "$lib")]=1 ;; esac
+  done
+  echo "$name $real" >>"$ROOT/etc/tests"
+done
+# Not every library shows in ldd output as the dynamic loader's canonical path.
+[ -e "$ROOT/lib64/ld-linux-x86-64.so.2" ] || copy_path /lib64/ld-linux-x86-64.so.2
+LDPATH=$(printf '%s\n' "${!LIBDIRS[@]}" | paste -sd: -)
+# tier_test reads its sysfs fixtures from the source tree (MTIER_SRCDIR).
+SRCDIR=$(sed -n 's/^abs_top_srcdir = //p' "$BUILD_DIR/Makefile")
+if [ -n "$SRCDIR" ] && [ -d "$SRCDIR/tests/unit/testdata" ]; then
+  mkdir -p "$ROOT$SRCDIR/tests/unit"
+  cp -a "$SRCDIR/tests/unit/testdata" "$ROOT$SRCDIR/tests/unit/"
+fi
+cat >"$ROOT/etc/vm.conf" <<EOF
+LDPATH=$LDPATH
+TEST_TIMEOUT=$VM_TEST_TIMEOUT
+EOF
+cp "$(dirname "$0")/init.sh" "$ROOT/init"
+chmod +x "$ROOT/init"
+(cd "$ROOT" && find . -print0 | cpio --null -o -H newc --quiet | gzip -1) >"$CACHE/initramfs.cpio.gz"
+say "initramfs: $(du -h "$CACHE/initramfs.cpio.gz" | cut -f1), $(wc -l <"$ROOT/etc/tests") tests"
+
+# ---------------------------------------------------------------------------
+# 4. Disks, sparse. nvdimm0.img becomes node 2's RAM (kmem); nvdimm1.img stays
+# a raw pmem namespace for the PMem store; nvme.img is the raw NVMe namespace
+# (MTIER_TEST_NVME); scratch.img, a fresh ext4 made here on every run, is
+# mounted on /var/tmp so file stores use a real block device with O_DIRECT
+# (tmpfs would refuse O_DIRECT on 6.1).
+truncate -s 512M "$CACHE/nvdimm0.img"
+truncate -s 256M "$CACHE/nvdimm1.img"
+truncate -s 1G "$CACHE/nvme.img"
+rm -f "$CACHE/scratch.img"
+truncate -s 2G "$CACHE/scratch.img"
+if ! mkfs.ext4 -q -F -L mtier-scratch "$CACHE/scratch.img" >/dev/null 2>&1; then
+  say "mkfs.ext4 failed: /var/tmp inside will be tmpfs"
+fi
+
+# ---------------------------------------------------------------------------
+# 5. Boot. The command line is PLATFORM.md's: node 0 and 1 with a CPU and 1 GiB
+# each, node 2 CPU-less with the NVDIMMs. TCG because KVM here cannot boot a
+# stock kernel. The console goes to stdout and to console.log.
+LOG=$CACHE/console.log
+QEMU=(qemu-system-x86_64 -accel tcg -cpu max -machine q35,nvdimm=on
+  -m 2G,slots=2,maxmem=4G -smp 2
+  -object memory-backend-ram,id=m0,size=1G -object memory-backend-ram,id=m1,size=1G
+  -numa node,nodeid=0,cpus=0,memdev=m0 -numa node,nodeid=1,cpus=1,memdev=m1 -numa node,nodeid=2
+  -object memory-backend-file,id=nv0,share=on,mem-path="$CACHE/nvdimm0.img",size=512M
+  -device nvdimm,id=nvdimm0,memdev=nv0,node=2
+  -object memory-backend-file,id=nv1,share=on,mem-path="$CACHE/nvdimm1.img",size=256M
+  -device nvdimm,id=nvdimm1,memdev=nv1,node=2
+  -drive file="$CACHE/nvme.img",if=none,id=nvm,format=raw -device nvme,serial=mtier0,drive=nvm
+  -drive file="$CACHE/scratch.img",if=none,id=scr,format=raw -device nvme,serial=mtier-scratch,drive=scr
+  -nographic -no-reboot -kernel "$VMLINUZ" -initrd "$CACHE/initramfs.cpio.gz"
+  -append "console=ttyS0 panic=-1 quiet rdinit=/init")
+say "booting (timeout ${VM_TIMEOUT}s; console also in $LOG)"
+set +e
+timeout --kill-after=10 "$VM_TIMEOUT" "${QEMU[@]}" </dev/null 2>&1 | tee "$LOG"
+QRC=${PIPESTATUS[0]}
+set -e
+tr -d '\r' <"$LOG" >"$LOG.tmp" && mv "$LOG.tmp" "$LOG"
+ELAPSED=$(( $(date +%s) - START ))
+
+# ---------------------------------------------------------------------------
+# 6. Results, from the markers /init printed.
+echo
+echo "==== VM test results ($KVER, ${ELAPSED}s; console log $LOG)"
+if ! grep -q '^=== VM UP' "$LOG"; then
+  [ "$QRC" = 124 ] && skip "the VM did not reach /init within ${VM_TIMEOUT}s"
+  skip "the VM did not reach /init (qemu exit $QRC); see $LOG"
+fi
+pass=0 fail=0 skipped=0
+while read -r name real; do
+  rc=$(sed -n "s/^=== END $name rc=\([0-9]*\)$/\1/p" "$LOG" | tail -1)
+  if [ -z "$rc" ]; then
+    if grep -q "^=== BEGIN $name\$" "$LOG"; then
+      echo "FAIL $name (did not finish: VM timeout or crash)"
+    else
+      echo "FAIL $name (did not run)"
+    fi
+    fail=$((fail + 1))
+  elif [ "$rc" = 0 ]; then echo "PASS $name"; pass=$((pass + 1))
+  elif [ "$rc" = 77 ]; then echo "SKIP $name"; skipped=$((skipped + 1))
+  else echo "FAIL $name (exit $rc)"; fail=$((fail + 1)); fi
+done <"$ROOT/etc/tests"
+grep '^=== SUMMARY' "$LOG" || echo "(no summary from the VM: it did not finish; qemu exit $QRC)"
+echo "host: passed=$pass failed=$fail skipped=$skipped"
+[ "$fail" = 0 ] || exit 1
+exit 0
