@@ -125,6 +125,8 @@ int mtier_table_stats(int id, struct mtier_table_stats* st) {
     st->evict_cancels = s.evict_cancels;
     st->errors = s.errors;
     st->heat = s.heat;
+    st->slow_bytes = s.slow_pages * 4096;
+    st->demotions = s.demotions;
     return 0;
   });
 }
@@ -137,7 +139,7 @@ int mtier_table_map(int id, struct mtier_extent* out, size_t nr) {
     int n = g_engine->table_map(id, nr, &v);
     for (int i = 0; i < n; i++)
       out[i] = {v[i].first_page * 4096, v[i].pages * 4096, v[i].resident_pages * 4096,
-                v[i].stored_pages * 4096, v[i].heat};
+                v[i].stored_pages * 4096, v[i].heat, v[i].slow_pages * 4096};
     return n;
   });
 }
@@ -159,6 +161,8 @@ int mtier_stats(struct mtier_stats* st) {
     st->store_full = s.store_full;
     st->store_errors = s.store_errors;
     st->budget_overruns = s.budget_overruns;
+    st->slow_budget_bytes = s.slow_budget_bytes;
+    st->slow_resident_bytes = s.slow_resident_bytes;
     return 0;
   });
 }

@@ -65,7 +65,7 @@ struct mtier_table_stats {
   int id;
   char name[64];
   uint64_t bytes;           /* as requested */
-  uint64_t resident_bytes;  /* in DRAM */
+  uint64_t resident_bytes;  /* in memory: DRAM and the slow memory tier */
   uint64_t stored_bytes;    /* holding a store slot (a copy or a reservation) */
   uint64_t missing_faults;  /* first touches and fetches */
   uint64_t minor_faults;    /* accesses seen by the sampler */
@@ -78,6 +78,8 @@ struct mtier_table_stats {
   uint64_t evict_cancels;   /* writes that raced an eviction and won */
   uint64_t errors;          /* store errors on this table's pages */
   uint64_t heat;            /* sum of decayed per-page access counts */
+  uint64_t slow_bytes;      /* of resident_bytes, on the slow memory tier */
+  uint64_t demotions;       /* pages moved from DRAM to the slow memory tier */
 };
 
 /* Fills *st for table `id`. */
@@ -90,6 +92,7 @@ struct mtier_extent {
   uint64_t resident_bytes;  /* in DRAM */
   uint64_t stored_bytes;    /* with a copy or reservation in a store */
   uint64_t heat;            /* sum of its pages' decayed access counts */
+  uint64_t slow_bytes;      /* of resident_bytes, on the slow memory tier */
 };
 
 /* Splits table `id` into `nr` equal extents (the last takes the rest) and
@@ -99,7 +102,7 @@ MTIER_API int mtier_table_map(int id, struct mtier_extent *out, size_t nr);
 
 struct mtier_stats {
   uint64_t budget_bytes;        /* DRAM budget */
-  uint64_t resident_bytes;      /* managed pages in DRAM now */
+  uint64_t resident_bytes;      /* managed pages in DRAM now (not the slow tier) */
   uint64_t peak_resident_bytes;
   uint64_t tables;
   uint64_t store_capacity_bytes;
@@ -107,6 +110,8 @@ struct mtier_stats {
   uint64_t store_full;          /* evictions refused: no store room */
   uint64_t store_errors;        /* failed store reads and writes */
   uint64_t budget_overruns;     /* faults placed over budget: eviction was stuck */
+  uint64_t slow_budget_bytes;   /* the slow memory tier's budget (0: none) */
+  uint64_t slow_resident_bytes; /* managed pages on the slow memory tier now */
 };
 
 /* Fills *st with engine-wide figures. -ENODEV if the engine is not running. */

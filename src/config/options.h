@@ -22,6 +22,8 @@ struct Options {
   unsigned high_watermark = 95;     // % of budget at which eviction starts
   unsigned low_watermark = 85;      // % of budget eviction brings residency down to
   int dram_node = -1;               // NUMA node for DRAM pages (-1 = kernel's choice)
+  int slow_node = -1;               // NUMA node of the slow memory tier (-1 = none)
+  uint64_t slow_bytes = 0;          // its budget; cold DRAM pages are demoted there first
   std::string store_path;           // file store: file or directory ("" = /var/tmp)
   uint64_t store_bytes = 0;         // file store capacity; 0 = auto (2x physical memory)
   std::string pmem_path;            // PMem store ("" = none)

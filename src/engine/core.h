@@ -21,6 +21,7 @@ struct EngineCounters {
   std::atomic<uint64_t> store_full{0};    // evictions refused for lack of store space
   std::atomic<uint64_t> store_errors{0};  // failed store reads and writes
   std::atomic<uint64_t> sampled_pages{0}; // PTEs zapped by the sampler and clock
+  std::atomic<uint64_t> demote_failures{0}; // pages move_pages did not move
 };
 
 struct Core {
@@ -28,7 +29,8 @@ struct Core {
       : opts(o),
         region(std::move(r)),
         tables(region->base(), region->bytes() / 4096),
-        residency(budget_pages, o.high_watermark, o.low_watermark) {}
+        residency(budget_pages, o.high_watermark, o.low_watermark),
+        slow(o.slow_bytes / 4096, o.high_watermark, o.low_watermark) {}
 
   Options opts;
   std::unique_ptr<Region> region;
@@ -40,10 +42,14 @@ struct Core {
   bool continue_wp = false;
   TableRegistry tables;
   PageLocks locks;
-  Residency residency;
+  Residency residency;  // DRAM
+  Residency slow;       // the slow memory tier (budget 0: none)
   std::vector<std::unique_ptr<Store>> stores;  // eviction order: first with room wins
   EngineCounters counters;
 
+  bool has_slow_tier() const { return slow.budget_pages() > 0; }
+  // The memory tier's residency a page (word) counts against.
+  Residency& tier_of(uint64_t w) { return PageWord::slow(w) ? slow : residency; }
   PageWordAtomic& word(Table* t, uint64_t page) { return t->words[page]; }
   std::mutex& lock_of(Table* t, uint64_t page) { return locks.of(t->first_page + page); }
   uint64_t region_offset(Table* t, uint64_t page) const { return (t->first_page + page) * 4096; }

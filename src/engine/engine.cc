@@ -6,6 +6,7 @@
 #include <mutex>
 #include <shared_mutex>
 
+#include "sys/numa.h"
 #include "sys/uffd.h"
 #include "sys/vm.h"
 
@@ -24,19 +25,21 @@ int Engine::create_table(const std::string& name, uint64_t bytes, void** addr) {
 // and poison markers zapped. Caller holds the registry exclusively, so no
 // page is FETCHING or EVICTING (those live only inside a shared-lock batch).
 void Engine::drop_pages(Table* t, uint64_t first, uint64_t count) {
-  int64_t resident = 0;
+  int64_t resident = 0, slow = 0;
   for (uint64_t p = first; p < first + count; p++) {
     PageWordAtomic& w = t->words[p];
     uint64_t v = w.load(std::memory_order_acquire);
     if (PageWord::has_slot(v)) core_->stores[PageWord::store(v)]->free_slot(PageWord::slot(v));
-    if (PageWord::resident(v)) resident++;
+    if (PageWord::resident(v)) (PageWord::slow(v) ? slow : resident)++;
     if (PageWord::state(v) != PageState::kAbsent) transition(w, PageEvent::kDiscard, t->id, p);
     w.store(0, std::memory_order_release);
   }
   (void)sys::zap(t->page_addr(first), count * 4096);
   (void)core_->region->punch(core_->region_offset(t, first), count * 4096);
   core_->residency.sub(resident);
-  t->counters.resident_pages.fetch_sub(resident, std::memory_order_relaxed);
+  core_->slow.sub(slow);
+  t->counters.resident_pages.fetch_sub(resident + slow, std::memory_order_relaxed);
+  t->counters.slow_pages.fetch_sub(slow, std::memory_order_relaxed);
   core_->residency.notify_progress();
 }
 
@@ -61,6 +64,22 @@ int Engine::discard(void* addr, uint64_t len) {
   return 0;
 }
 
+int Engine::page_node(const void* addr) {
+  std::shared_lock<std::shared_mutex> lk(core_->tables.mutex());
+  Table* t = core_->tables.find(addr);
+  if (!t) return -ENOENT;
+  uint64_t page = t->page_of(addr);
+  std::lock_guard<std::mutex> pl(core_->lock_of(t, page));
+  if (!PageWord::resident(core_->word(t, page).load())) return -ENOENT;
+  char* alias = core_->alias_of(t, page);
+  int status = -ENOENT;
+  const void* a = alias;
+  int rc = sys::populate_read(alias, 4096);
+  if (rc == 0 && sys::move_pages(0, 1, &a, nullptr, &status, 0) < 0) status = -EIO;
+  (void)sys::zap(alias, 4096);
+  return rc < 0 ? rc : status;
+}
+
 int Engine::find_table(const void* addr) {
   std::shared_lock<std::shared_mutex> lk(core_->tables.mutex());
   Table* t = core_->tables.find(addr);
@@ -74,10 +93,11 @@ int Engine::table_stats(int id, TableStats* out) {
   const TableCounters& c = t->counters;
   auto r = [](const std::atomic<uint64_t>& a) { return a.load(std::memory_order_relaxed); };
   *out = TableStats{t->id, t->name, t->bytes, t->pages,
-                    static_cast<uint64_t>(c.resident_pages.load()), 0,
+                    static_cast<uint64_t>(c.resident_pages.load()),
+                    static_cast<uint64_t>(c.slow_pages.load()), 0,
                     r(c.missing_faults), r(c.minor_faults), r(c.wp_faults), r(c.zero_fills),
                     r(c.fetches), r(c.prefetches), r(c.evictions), r(c.writebacks),
-                    r(c.evict_cancels), r(c.errors), 0};
+                    r(c.evict_cancels), r(c.errors), r(c.demotions), 0};
   for (uint64_t p = 0; p < t->pages; p++) {
     uint64_t v = t->words[p].load(std::memory_order_relaxed);
     out->stored_pages += PageWord::has_slot(v);
@@ -95,12 +115,13 @@ int Engine::table_map(int id, size_t buckets, std::vector<ExtentInfo>* out) {
   out->clear();
   for (uint64_t first = 0; first < t->pages && out->size() < buckets; first += per) {
     uint64_t n = out->size() + 1 == buckets ? t->pages - first : std::min(per, t->pages - first);
-    ExtentInfo e{first, n, 0, 0, 0};
+    ExtentInfo e{first, n, 0, 0, 0, 0};
     for (uint64_t p = first; p < first + n; p++) {
       uint64_t v = t->words[p].load(std::memory_order_relaxed);
       e.resident_pages += PageWord::resident(v);
       e.stored_pages += PageWord::has_slot(v);
       e.heat += PageWord::heat(v);
+      e.slow_pages += PageWord::resident(v) && PageWord::slow(v);
     }
     out->push_back(e);
   }
@@ -125,7 +146,9 @@ EngineStats Engine::stats() {
                 static_cast<uint64_t>(std::max<int64_t>(r.resident(), 0)) * 4096, r.peak() * 4096,
                 core_->region->bytes(), core_->tables.ordered().size(),
                 c.wild_faults.load(), c.store_full.load(), c.store_errors.load(),
-                c.sampled_pages.load(), r.overruns(), {}};
+                c.sampled_pages.load(), r.overruns(), core_->slow.budget_pages() * 4096,
+                static_cast<uint64_t>(std::max<int64_t>(core_->slow.resident(), 0)) * 4096,
+                c.demote_failures.load(), {}};
   for (auto& st : core_->stores)
     s.stores.push_back({st->kind(), st->path(), st->mode(), st->capacity_slots() * 4096,
                         st->used_slots() * 4096});
@@ -140,6 +163,11 @@ std::string Engine::describe() const {
   std::string out = buf;
   if (o.dram_node >= 0) {
     snprintf(buf, sizeof buf, " on node %d", o.dram_node);
+    out += buf;
+  }
+  if (core_->has_slow_tier()) {
+    snprintf(buf, sizeof buf, "; slow memory node %d budget %.1f MiB (cold DRAM pages demoted there)",
+             o.slow_node, o.slow_bytes / 1048576.0);
     out += buf;
   }
   for (auto& st : core_->stores) {

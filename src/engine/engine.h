@@ -18,15 +18,16 @@ struct TableStats {
   int id;
   std::string name;
   uint64_t bytes, pages;
-  uint64_t resident_pages;  // in DRAM (the engine's count)
+  uint64_t resident_pages;  // in memory, any tier (the engine's count)
+  uint64_t slow_pages;      // of which on the slow memory tier
   uint64_t stored_pages;    // holding a store slot
   uint64_t missing_faults, minor_faults, wp_faults, zero_fills, fetches, prefetches;
-  uint64_t evictions, writebacks, evict_cancels, errors;
+  uint64_t evictions, writebacks, evict_cancels, errors, demotions;
   uint64_t heat;            // sum of page heat
 };
 
 struct ExtentInfo {
-  uint64_t first_page, pages, resident_pages, stored_pages, heat;
+  uint64_t first_page, pages, resident_pages, stored_pages, heat, slow_pages;
 };
 
 struct StoreStats {
@@ -39,6 +40,7 @@ struct EngineStats {
   uint64_t resident_bytes, peak_resident_bytes;
   uint64_t region_bytes, tables;
   uint64_t wild_faults, store_full, store_errors, sampled_pages, budget_overruns;
+  uint64_t slow_budget_bytes, slow_resident_bytes, demote_failures;
   std::vector<StoreStats> stores;
 };
 
@@ -54,6 +56,10 @@ class Engine {
   [[nodiscard]] int create_table(const std::string& name, uint64_t bytes, void** addr);
   // Frees the table: memory and store slots go back at once. 0 or -errno.
   [[nodiscard]] int free_table(int id);
+  // The NUMA node that holds the page at addr, or -ENOENT when the page is
+  // not in memory (the kernel's answer, read through the alias mapping
+  // under the page lock, so the page cannot be evicted meanwhile).
+  [[nodiscard]] int page_node(const void* addr);
   // Id of the table containing addr, or -ENOENT.
   [[nodiscard]] int find_table(const void* addr);
   [[nodiscard]] int table_stats(int id, TableStats* out);

@@ -61,6 +61,22 @@ int place_on_node(const Options& o, Region& r) {
   return rc;
 }
 
+// The slow memory tier needs both a node the process may use and a budget.
+int check_slow_tier(const Options& o) {
+  if (o.slow_bytes == 0 && o.slow_node < 0) return 0;
+  if (o.slow_bytes == 0 || o.slow_node < 0) {
+    MTIER_LOG_ERROR("slow memory tier: slow_node (%d) and slow_bytes (%llu) go together",
+                    o.slow_node, static_cast<unsigned long long>(o.slow_bytes));
+    return -EINVAL;
+  }
+  sys::NodeMask allowed;
+  if (sys::mems_allowed(&allowed) == 0 && !allowed.test(o.slow_node)) {
+    MTIER_LOG_ERROR("slow_node=%d: this process may not use that node", o.slow_node);
+    return -EINVAL;
+  }
+  return 0;
+}
+
 int open_uffd(Core& core) {
   uint64_t got = 0;
   int fd = sys::uffd_open(kFeatures, &got);
@@ -97,7 +113,7 @@ std::unique_ptr<Engine> Engine::create(const Options& given, int* err) {
   Options o = resolve_sizes(given);
   auto region = Region::create(o.region_bytes, err);
   if (!region) return nullptr;
-  if ((*err = place_on_node(o, *region)) < 0) return nullptr;
+  if ((*err = check_slow_tier(o)) < 0 || (*err = place_on_node(o, *region)) < 0) return nullptr;
   auto core = std::make_unique<Core>(o, std::move(region), o.dram_bytes / 4096);
   if ((*err = open_stores(o, &core->stores)) < 0) return nullptr;
   if ((*err = open_uffd(*core)) < 0) return nullptr;

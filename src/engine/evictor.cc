@@ -6,7 +6,9 @@
 #include <shared_mutex>
 
 #include "log/log.h"
+#include "sys/numa.h"
 #include "sys/uffd.h"
+#include "sys/vm.h"
 
 namespace mtier {
 
@@ -31,18 +33,20 @@ void Evictor::run() {
   while (running_.load(std::memory_order_acquire)) {
     core_.residency.wait_for_work(20);
     if (!running_.load(std::memory_order_acquire)) break;
-    if (core_.residency.over_high()) {
-      if (evict_pass() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    bool dram = core_.residency.over_high();
+    if (dram || (core_.has_slow_tier() && core_.slow.over_high())) {
+      if (evict_pass(!dram) == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     } else {
       sampler_.tick();
     }
   }
 }
 
-uint64_t Evictor::evict_pass() {
+uint64_t Evictor::evict_pass(bool slow_tier) {
   std::lock_guard<std::mutex> pass(pass_mu_);
   std::shared_lock<std::shared_mutex> tables(core_.tables.mutex());
-  uint64_t target = std::max<uint64_t>(core_.residency.excess_over_low(), 1);
+  Residency& r = slow_tier ? core_.slow : core_.residency;
+  uint64_t target = std::max<uint64_t>(r.excess_over_low(), 1);
   uint64_t total = 0;
   for (Table* t : core_.tables.ordered()) total += t->pages;
   uint64_t freed = 0, visited = 0;
@@ -51,13 +55,16 @@ uint64_t Evictor::evict_pass() {
   // Two rotations at most: the first may only clear referenced bits.
   while (freed < target && visited <= 2 * total + 1 && running_.load()) {
     victims.clear();
-    uint64_t v = hand_.sweep(total ? total : 1, &victims, core_.opts.evict_batch);
+    uint64_t v = hand_.sweep(total ? total : 1, &victims, core_.opts.evict_batch, slow_tier);
     visited += v ? v : total + 1;
-    if (!victims.empty()) freed += evict(victims, false, &err);
+    if (!victims.empty())
+      freed += slow_tier || !core_.has_slow_tier() ? evict(victims, false, &err)
+                                                   : demote_or_evict(victims, &err);
     core_.residency.notify_progress();
   }
-  bool stuck = freed == 0 && core_.residency.resident() >= (int64_t)core_.residency.budget_pages();
-  core_.residency.set_stuck(stuck);
+  if (!slow_tier)
+    core_.residency.set_stuck(freed == 0 &&
+                              core_.residency.resident() >= (int64_t)core_.residency.budget_pages());
   return freed;
 }
 
@@ -171,7 +178,7 @@ uint64_t Evictor::start_run(const PageRef* run, size_t n, bool force, std::vecto
 uint64_t Evictor::punch_and_commit(const PageRef* run, size_t n, std::vector<bool>& mark,
                                    bool written) {
   Table* t = run[0].table;
-  uint64_t freed = 0;
+  uint64_t freed = 0, freed_slow = 0;
   for (size_t i = 0; i < n;) {
     if (!mark[i]) {
       i++;
@@ -185,6 +192,7 @@ uint64_t Evictor::punch_and_commit(const PageRef* run, size_t n, std::vector<boo
         fail_run_page(run[k], rc);
         continue;
       }
+      freed_slow += PageWord::slow(core_.word(t, run[k].page).load());
       transition(core_.word(t, run[k].page), PageEvent::kEvictCommit, t->id, run[k].page);
       t->counters.evictions.fetch_add(1, std::memory_order_relaxed);
       if (written) t->counters.writebacks.fetch_add(1, std::memory_order_relaxed);
@@ -192,8 +200,10 @@ uint64_t Evictor::punch_and_commit(const PageRef* run, size_t n, std::vector<boo
     }
     i = j;
   }
-  core_.residency.sub(static_cast<int64_t>(freed));
+  core_.residency.sub(static_cast<int64_t>(freed - freed_slow));
+  core_.slow.sub(static_cast<int64_t>(freed_slow));
   t->counters.resident_pages.fetch_sub(static_cast<int64_t>(freed), std::memory_order_relaxed);
+  t->counters.slow_pages.fetch_sub(static_cast<int64_t>(freed_slow), std::memory_order_relaxed);
   return freed;
 }
 
@@ -272,6 +282,57 @@ int Evictor::assign_slot(const PageRef& v) {
                     static_cast<unsigned long long>(v.page));
   full_logged_ = true;
   return -ENOSPC;
+}
+
+// Moves cold DRAM pages to the slow memory tier while it has room, and
+// evicts the rest to a store. Returns the DRAM pages freed.
+uint64_t Evictor::demote_or_evict(const std::vector<PageRef>& victims, int* err) {
+  int64_t room = static_cast<int64_t>(core_.slow.budget_pages()) - core_.slow.resident();
+  size_t n = static_cast<size_t>(std::clamp<int64_t>(room, 0, victims.size()));
+  std::vector<PageRef> rest = demote(std::vector<PageRef>(victims.begin(), victims.begin() + n));
+  uint64_t moved = n - rest.size();
+  rest.insert(rest.end(), victims.begin() + n, victims.end());
+  return moved + (rest.empty() ? 0 : evict(rest, false, err));
+}
+
+// move_pages through the alias mapping: the pages stay resident and mapped
+// (a MINOR fault away), only their node changes. The trainer's view of a
+// cold page has no PTE (the clock zapped it), so the alias, populated for
+// the move and zapped after, is the page's only mapping: MPOL_MF_MOVE
+// refuses shared pages. Only the evictor changes tiers or punches, and the
+// registry is held shared, so the pages stay resident throughout.
+// Returns the pages that did not move.
+std::vector<PageRef> Evictor::demote(const std::vector<PageRef>& pages) {
+  std::vector<PageRef> failed;
+  std::vector<const void*> addrs;
+  std::vector<int> nodes, status;
+  for_each_run(pages, [&](size_t i, size_t j) {
+    size_t n = j - i;
+    char* alias = core_.alias_of(pages[i].table, pages[i].page);
+    addrs.resize(n);
+    for (size_t k = 0; k < n; k++) addrs[k] = alias + k * 4096;
+    nodes.assign(n, core_.opts.slow_node);
+    status.assign(n, -1);
+    long rc = sys::populate_read(alias, n * 4096);
+    if (rc == 0) rc = sys::move_pages(0, n, addrs.data(), nodes.data(), status.data(),
+                                        MPOL_MF_MOVE);
+    (void)sys::zap(alias, n * 4096);
+    for (size_t k = 0; k < n; k++) account_demotion(pages[i + k], rc >= 0 ? status[k] : -1, &failed);
+  });
+  core_.counters.demote_failures.fetch_add(failed.size(), std::memory_order_relaxed);
+  return failed;
+}
+
+void Evictor::account_demotion(const PageRef& v, int node, std::vector<PageRef>* failed) {
+  if (node != core_.opts.slow_node) {
+    failed->push_back(v);
+    return;
+  }
+  set_slow(core_.word(v.table, v.page), true);
+  core_.residency.sub(1);
+  core_.slow.add(1);
+  v.table->counters.demotions.fetch_add(1, std::memory_order_relaxed);
+  v.table->counters.slow_pages.fetch_add(1, std::memory_order_relaxed);
 }
 
 void Evictor::write_back(unsigned s, std::vector<PageRef>& group, int* err, uint64_t* freed) {

@@ -24,7 +24,7 @@ class Evictor {
 
   // One eviction pass down to the low watermark (the thread's body; public
   // for tests). Returns the pages freed. Caller holds no locks.
-  uint64_t evict_pass();
+  uint64_t evict_pass(bool slow_tier = false);
   // Evicts every resident page of `t` (mtier_table_evict). Returns 0, or the
   // first error (-ENOSPC: no store room; -EIO: write-back failed).
   [[nodiscard]] int evict_table(Table* t);
@@ -40,6 +40,9 @@ class Evictor {
   uint64_t finish_run(const PageRef* run, const int* results, size_t n);
   void write_protect(const std::vector<PageRef>& pages);
   int assign_slot(const PageRef& v);
+  uint64_t demote_or_evict(const std::vector<PageRef>& victims, int* err);
+  std::vector<PageRef> demote(const std::vector<PageRef>& pages);
+  void account_demotion(const PageRef& v, int node, std::vector<PageRef>* failed);
   void write_back(unsigned store, std::vector<PageRef>& group, int* err, uint64_t* freed);
 
   Core& core_;

@@ -10,7 +10,7 @@ void ClockHand::flush_zap() {
   zap_len_ = 0;
 }
 
-uint64_t ClockHand::sweep(uint64_t budget, std::vector<PageRef>* cold, size_t max_cold) {
+uint64_t ClockHand::sweep(uint64_t budget, std::vector<PageRef>* cold, size_t max_cold, int tier) {
   const auto& tables = core_.tables.ordered();
   if (tables.empty()) return 0;
   size_t ti = core_.tables.index_at_or_after(hand_);
@@ -26,6 +26,7 @@ uint64_t ClockHand::sweep(uint64_t budget, std::vector<PageRef>* cold, size_t ma
       uint64_t v = w.load(std::memory_order_acquire);
       PageState s = PageWord::state(v);
       if (s != PageState::kClean && s != PageState::kDirty) continue;
+      if (tier >= 0 && PageWord::slow(v) != (tier == 1)) continue;
       visited++;
       if (decay_) decay_heat(w);
       if (test_and_clear_referenced(w)) {

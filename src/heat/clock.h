@@ -24,7 +24,8 @@ class ClockHand {
   // Visits up to `budget` resident pages from the hand: referenced ones are
   // cleared and zapped, unreferenced ones appended to `cold` (at most
   // `max_cold`; nullptr to only sample). Returns the pages visited.
-  uint64_t sweep(uint64_t budget, std::vector<PageRef>* cold, size_t max_cold);
+  // `tier`: only pages of that memory tier (0 DRAM, 1 slow), -1 all.
+  uint64_t sweep(uint64_t budget, std::vector<PageRef>* cold, size_t max_cold, int tier = -1);
   // Completed rotations since creation (for heat decay).
   uint64_t rotations() const { return rotations_; }
 

@@ -46,6 +46,13 @@ int unmap(void* addr, size_t len) { return munmap(addr, len) == 0 ? 0 : -errno; 
 
 int zap(void* addr, size_t len) { return madvise(addr, len, MADV_DONTNEED) == 0 ? 0 : -errno; }
 
+int populate_read(void* addr, size_t len) {
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
+  return madvise(addr, len, MADV_POPULATE_READ) == 0 ? 0 : -errno;
+}
+
 int dont_fork(void* addr, size_t len) {
   return madvise(addr, len, MADV_DONTFORK) == 0 ? 0 : -errno;
 }

@@ -20,6 +20,9 @@ void* map_reserve(size_t len);
 // Drops the page-table entries of a shared mapping; the file keeps the pages,
 // so the next access is a MINOR fault (the access sampler's "zap").
 [[nodiscard]] int zap(void* addr, size_t len);
+// Maps the pages of [addr, addr+len) that the file already holds
+// (MADV_POPULATE_READ). 0 or -errno.
+[[nodiscard]] int populate_read(void* addr, size_t len);
 // Keeps [addr, addr+len) out of children made by fork().
 [[nodiscard]] int dont_fork(void* addr, size_t len);
 // Number of pages of [addr, addr+len) in memory (mincore), or -errno.

@@ -61,6 +61,7 @@ uint64_t transition(PageWordAtomic& word, PageEvent e, int table_id, uint64_t pa
     }
     uint64_t w = with_state(old, next);
     if (e == PageEvent::kDiscard) w &= ~(PageWord::kReferenced | PageWord::kHeatMask);
+    if (next == static_cast<int>(PageState::kAbsent)) w &= ~PageWord::kSlowTier;
     if (word.compare_exchange_weak(old, w, std::memory_order_acq_rel)) return w;
   }
 }
@@ -81,6 +82,11 @@ void clear_slot(PageWordAtomic& word) {
   do {
     w = old & ((1ull << PageWord::kSlotShift) - 1) & ~(PageWord::kStoreMask | PageWord::kHasSlot);
   } while (!word.compare_exchange_weak(old, w, std::memory_order_acq_rel));
+}
+
+void set_slow(PageWordAtomic& word, bool slow) {
+  if (slow) word.fetch_or(PageWord::kSlowTier, std::memory_order_acq_rel);
+  else word.fetch_and(~PageWord::kSlowTier, std::memory_order_acq_rel);
 }
 
 void mark_access(PageWordAtomic& word) {

@@ -46,7 +46,8 @@ int next_page_state(PageState s, PageEvent e);
 
 // Layout of a page word:
 //   bits 0-2 state | bit 3 referenced | bit 4 has slot | bits 5-7 store index
-//   bits 8-15 heat (saturating) | bits 16-63 slot number
+//   bits 8-15 heat (saturating) | bit 16 on the slow memory tier
+//   bits 17-63 slot number
 struct PageWord {
   static constexpr uint64_t kStateMask = 0x7;
   static constexpr uint64_t kReferenced = 1u << 3;
@@ -55,7 +56,8 @@ struct PageWord {
   static constexpr uint64_t kStoreMask = 0x7ull << kStoreShift;
   static constexpr int kHeatShift = 8;
   static constexpr uint64_t kHeatMask = 0xffull << kHeatShift;
-  static constexpr int kSlotShift = 16;
+  static constexpr uint64_t kSlowTier = 1ull << 16;
+  static constexpr int kSlotShift = 17;
   static constexpr unsigned kMaxStores = 8;
 
   static PageState state(uint64_t w) { return static_cast<PageState>(w & kStateMask); }
@@ -64,6 +66,7 @@ struct PageWord {
   static unsigned store(uint64_t w) { return (w & kStoreMask) >> kStoreShift; }
   static uint64_t slot(uint64_t w) { return w >> kSlotShift; }
   static unsigned heat(uint64_t w) { return (w & kHeatMask) >> kHeatShift; }
+  static bool slow(uint64_t w) { return w & kSlowTier; }
   static bool resident(uint64_t w) {
     PageState s = state(w);
     return s == PageState::kClean || s == PageState::kDirty || s == PageState::kEvicting;
@@ -80,6 +83,8 @@ uint64_t transition(PageWordAtomic& word, PageEvent e, int table_id, uint64_t pa
 // Sets or clears the slot (store index + number) of the page.
 void set_slot(PageWordAtomic& word, unsigned store, uint64_t slot);
 void clear_slot(PageWordAtomic& word);
+// Records that the page now lives on the slow memory tier (or DRAM again).
+void set_slow(PageWordAtomic& word, bool slow);
 // Marks an access: referenced bit and one more unit of heat (saturating).
 void mark_access(PageWordAtomic& word);
 // Clears the referenced bit; returns whether it was set.

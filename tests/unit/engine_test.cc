@@ -321,6 +321,66 @@ TEST_F(EngineTest, ContinueWpProbeMatchesTheKernel) {
       << u.release << ": " << engine_->describe();
 }
 
+// A slow memory tier between DRAM and the store: cold DRAM pages are moved
+// there with move_pages (through the alias), the slow tier's cold pages go
+// to the store, each tier stays within its budget, nothing is lost. On a
+// one-node machine the slow node is node 0 (the move is real but stays on
+// the node); with several nodes (the QEMU test machine) it is the last node
+// and every page counted as slow must really be there.
+TEST_F(EngineTest, SlowMemoryTierTakesColdPagesBeforeTheStore) {
+  sys::NodeMask allowed;
+  ASSERT_EQ(sys::mems_allowed(&allowed), 0);
+  int slow = 0;
+  for (int n = 0; n < sys::NodeMask::kMaxNodes; n++)
+    if (allowed.test(n)) slow = n;
+  opts_.dram_bytes = 2ull << 20;
+  opts_.slow_node = slow;
+  opts_.slow_bytes = 4ull << 20;
+  start();
+  int id;
+  const uint64_t pages = 4096;  // 16 MiB: DRAM 2 + slow 4, the rest in the store
+  char* t = table("tiered", pages * kPage, &id);
+  for (uint64_t p = 0; p < pages; p++) fill_page(t + p * kPage, pattern(id, p, 15));
+  for (int round = 0; round < 2; round++)
+    for (uint64_t p = 0; p < pages; p++) {
+      ASSERT_TRUE(check_page(t + p * kPage, pattern(id, p, 15))) << "page " << p;
+      if (p % 256 == 0) {
+        EngineStats e = engine_->stats();
+        ASSERT_LE(e.resident_bytes, opts_.dram_bytes);
+        ASSERT_LE(e.slow_resident_bytes, opts_.slow_bytes);
+        ASSERT_LE(kernel_resident(), long((opts_.dram_bytes + opts_.slow_bytes) / kPage));
+      }
+    }
+  TableStats s;
+  ASSERT_EQ(engine_->table_stats(id, &s), 0);
+  EXPECT_GT(s.demotions, 0u);
+  EXPECT_GT(s.slow_pages, 0u);
+  EXPECT_GT(s.writebacks, 0u);
+  std::vector<ExtentInfo> map;
+  ASSERT_EQ(engine_->table_map(id, pages, &map), static_cast<int>(pages));
+  uint64_t checked = 0;
+  for (uint64_t p = 0; p < pages; p++) {
+    if (!map[p].slow_pages) continue;
+    int node = engine_->page_node(t + p * kPage);
+    if (node == -ENOENT) continue;  // evicted since the map was taken
+    EXPECT_EQ(node, slow) << "page " << p;
+    checked++;
+  }
+  EXPECT_GT(checked, 0u);
+  EXPECT_NE(engine_->describe().find("slow memory node"), std::string::npos);
+}
+
+TEST_F(EngineTest, SlowTierNeedsNodeAndBudgetTogether) {
+  opts_.slow_bytes = 4ull << 20;
+  int err = 0;
+  EXPECT_EQ(Engine::create(opts_, &err), nullptr);
+  EXPECT_EQ(err, -EINVAL);
+  opts_.slow_bytes = 0;
+  opts_.slow_node = 0;
+  EXPECT_EQ(Engine::create(opts_, &err), nullptr);
+  EXPECT_EQ(err, -EINVAL);
+}
+
 // dram_node places the pages on that node (read back with get_mempolicy);
 // a node that does not exist is refused when the engine starts.
 TEST_F(EngineTest, DramNodePlacesPagesAndBadNodeIsRefused) {

@@ -50,6 +50,9 @@ TEST(PageState, EveryEdgeMovesTheWordAndKeepsOtherBits) {
     EXPECT_EQ(PageWord::slot(got), 123456789u);
     EXPECT_EQ(PageWord::store(got), 3u);
     EXPECT_EQ(PageWord::referenced(got), ev != E::kDiscard);
+    // A page that leaves memory is on no memory tier any more.
+    PageWordAtomic s(static_cast<uint64_t>(from) | PageWord::kSlowTier);
+    EXPECT_EQ(PageWord::slow(transition(s, ev, 1, 2)), to != S::kAbsent);
   }
 }
 
@@ -67,17 +70,22 @@ TEST(PageStateDeathTest, IllegalEdgesAbortNamingThePage) {
 TEST(PageWord, SlotHeatAndReferencedBits) {
   PageWordAtomic w(0);
   EXPECT_FALSE(PageWord::has_slot(w));
-  set_slot(w, 7, (1ull << 48) - 1);
+  set_slot(w, 7, (1ull << 47) - 1);
   EXPECT_TRUE(PageWord::has_slot(w));
   EXPECT_EQ(PageWord::store(w), 7u);
-  EXPECT_EQ(PageWord::slot(w), (1ull << 48) - 1);
+  EXPECT_EQ(PageWord::slot(w), (1ull << 47) - 1);
   for (int i = 0; i < 300; i++) mark_access(w);
   EXPECT_EQ(PageWord::heat(w), 255u);  // saturates
-  EXPECT_EQ(PageWord::slot(w), (1ull << 48) - 1);
+  EXPECT_EQ(PageWord::slot(w), (1ull << 47) - 1);
   decay_heat(w);
   EXPECT_EQ(PageWord::heat(w), 127u);
   EXPECT_TRUE(test_and_clear_referenced(w));
   EXPECT_FALSE(test_and_clear_referenced(w));
+  set_slow(w, true);
+  EXPECT_TRUE(PageWord::slow(w));
+  EXPECT_EQ(PageWord::slot(w), (1ull << 47) - 1);
+  set_slow(w, false);
+  EXPECT_FALSE(PageWord::slow(w));
   clear_slot(w);
   EXPECT_FALSE(PageWord::has_slot(w));
   EXPECT_EQ(PageWord::heat(w), 127u);

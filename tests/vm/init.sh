@@ -12,7 +12,11 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 mkdir -p /dev/shm && mount -t tmpfs tmpfs /dev/shm
-mount -t tmpfs tmpfs /tmp
+# A mount on /tmp or /var/tmp would hide the test programs when the build dir
+# is below them (they sit in the initramfs at their host paths): then the
+# initramfs's own dir is used (the rootfs is in RAM, and writable, anyway).
+empty() { [ -z "$(ls -A "$1")" ]; }
+if empty /tmp; then mount -t tmpfs tmpfs /tmp; else echo "vm: /tmp holds the tests: not mounting tmpfs on it"; fi
 echo "=== VM UP kernel $(uname -r), $(nproc) cpus"
 
 # Modules in dependency order (run-vm.sh resolved it: there is no modprobe).
@@ -42,7 +46,9 @@ SCRATCH=$(nvme_by_serial mtier-scratch)
 
 # /var/tmp on ext4 on the scratch NVMe, so file stores get O_DIRECT on a block
 # device; tmpfs (no O_DIRECT on 6.1) if that is not there.
-if [ -n "$SCRATCH" ] && mount -t ext4 "$SCRATCH" /var/tmp 2>/dev/null; then
+if ! empty /var/tmp; then
+  echo "vm: /var/tmp holds the tests: it stays in the rootfs (no O_DIRECT)"
+elif [ -n "$SCRATCH" ] && mount -t ext4 "$SCRATCH" /var/tmp 2>/dev/null; then
   echo "vm: /var/tmp is ext4 on $SCRATCH"
 else
   mount -t tmpfs tmpfs /var/tmp
@@ -73,10 +79,7 @@ step() { # step DESCRIPTION VALUE FILE: write VALUE to FILE or say why not
   if echo "$2" >"$3" 2>/tmp/step.err; then return 0; fi
   echo "vm: kmem: $1 failed: echo $2 > $3: $(cat /tmp/step.err)"; return 1
 }
-kmem_setup() {
-  r=$(ls -d /sys/bus/nd/devices/region* 2>/dev/null | sort | head -1)
-  [ -n "$r" ] || { echo "vm: kmem: no nd region"; return 1; }
-  rn=${r##*/region}
+kmem_devdax() { # sets dax: region$rn's namespace as a devdax device
   ns=$(cd /sys/bus/nd/devices && ls -d namespace$rn.* 2>/dev/null | head -1)
   [ -n "$ns" ] || { echo "vm: kmem: no namespace in region$rn"; return 1; }
   [ -e /sys/bus/nd/drivers/nd_pmem/$ns ] && { step "unbind $ns" $ns /sys/bus/nd/drivers/nd_pmem/unbind || return 1; }
@@ -94,7 +97,21 @@ kmem_setup() {
     echo "$before" | grep -qx "$x" || dax=$x
   done
   [ -n "$dax" ] || { echo "vm: kmem: no dax device appeared"; return 1; }
-  echo "vm: kmem: $ns -> $seed -> /dev/$dax ($(cat /sys/bus/dax/devices/$dax/size) bytes, target node $(cat /sys/bus/dax/devices/$dax/target_node 2>/dev/null))"
+  echo "vm: kmem: $ns -> $seed -> /dev/$dax"
+}
+kmem_setup() {
+  r=$(ls -d /sys/bus/nd/devices/region* 2>/dev/null | sort | head -1)
+  [ -n "$r" ] || { echo "vm: kmem: no nd region"; return 1; }
+  rn=${r##*/region}
+  # A devdax info block already on the NVDIMM (an image reused from an earlier
+  # boot) makes the kernel create the dax device itself: use that one.
+  dax=$(cd /sys/bus/dax/devices 2>/dev/null && ls -d dax$rn.* 2>/dev/null | head -1)
+  if [ -n "$dax" ]; then
+    echo "vm: kmem: /dev/$dax was set up at boot"
+  else
+    kmem_devdax || return 1
+  fi
+  echo "vm: kmem: /dev/$dax: $(cat /sys/bus/dax/devices/$dax/size) bytes, target node $(cat /sys/bus/dax/devices/$dax/target_node 2>/dev/null)"
   [ -e /sys/bus/dax/drivers/device_dax/$dax ] && { step "unbind $dax from device_dax" $dax /sys/bus/dax/drivers/device_dax/unbind || return 1; }
   # Hot-added blocks come up offline (no MEMORY_HOTPLUG_DEFAULT_ONLINE).
   echo offline >/sys/devices/system/memory/auto_online_blocks 2>/dev/null
@@ -115,6 +132,7 @@ PMEM=$(ls /dev/pmem* 2>/dev/null | head -1)
 [ -n "$NVME" ] && export MTIER_TEST_NVME=$NVME
 echo "vm: MTIER_TEST_PMEM=${MTIER_TEST_PMEM:-} MTIER_TEST_NVME=${MTIER_TEST_NVME:-}"
 [ -n "$LDPATH" ] && export LD_LIBRARY_PATH=$LDPATH
+export GTEST_COLOR=no   # a readable console log
 
 passed=0 failed=0 skipped=0
 while read -r name real; do
