@@ -117,7 +117,7 @@ void FaultHandler::resolve_present(Table* t, uint64_t page, uint64_t w, uint64_t
     else if (is_write(flags)) t->counters.wp_faults.fetch_add(1, std::memory_order_relaxed);
     transition(word, PageEvent::kWrite, t->id, page);
   }
-  bool keep_wp = PageWord::state(word.load()) != PageState::kDirty;
+  bool keep_wp = core_.continue_wp && PageWord::state(word.load()) != PageState::kDirty;
   if (is_minor(flags)) {
     t->counters.minor_faults.fetch_add(1, std::memory_order_relaxed);
     mark_access(word);

@@ -139,7 +139,13 @@ TEST_F(EngineTest, CleanPagesAreDroppedWithoutWriteBack) {
     for (uint64_t p = 0; p < pages; p++) ASSERT_TRUE(check_page(t + p * kPage, pattern(id, p, 2)));
   ASSERT_EQ(engine_->evict_table(id), 0);
   ASSERT_EQ(engine_->table_stats(id, &after), 0);
-  EXPECT_EQ(after.writebacks, before.writebacks);  // only reads since: nothing dirty
+  if (engine_->describe().find("no CONTINUE_MODE_WP") == std::string::npos) {
+    EXPECT_EQ(after.writebacks, before.writebacks);  // only reads since: nothing dirty
+  } else {
+    // Linux < 6.3: a page the sampler saw again counts as dirty; every extra
+    // write-back must be one of those.
+    EXPECT_LE(after.writebacks - before.writebacks, after.minor_faults - before.minor_faults);
+  }
   EXPECT_GT(after.evictions, before.evictions);
   EXPECT_EQ(after.stored_pages, pages);
 }

@@ -384,7 +384,8 @@ TEST(Numa, MovePagesQueryTouchedAndUntouched) {
   }
   ASSERT_EQ(sys::move_pages(0, kN, pages, nullptr, status, 0), 0);
   for (size_t i = 0; i + 1 < kN; i++) EXPECT_EQ(status[i], 0) << i;
-  EXPECT_EQ(status[kN - 1], -ENOENT);
+  // An untouched page: -ENOENT since Linux 6.3 or so, -EFAULT on 6.1.
+  EXPECT_TRUE(status[kN - 1] == -ENOENT || status[kN - 1] == -EFAULT) << status[kN - 1];
   EXPECT_EQ(sys::page_node(m.page(0)), 0);
 }
 
@@ -407,6 +408,7 @@ TEST(Numa, MovePagesToNodes) {
 
 TEST(Numa, MovePagesQueryOfUnmappedPageIsEFAULT) {
   AnonPages m(2);
+  ASSERT_EQ(sys::bind_node(m.page(0), kPage, 0), 0);  // node 0 whichever CPU runs us
   *m.page(0) = 1;
   ASSERT_EQ(munmap(m.page(1), kPage), 0);  // the destructor's munmap covers it again: harmless
   const void* pages[2] = {m.page(0), m.page(1)};
@@ -418,6 +420,7 @@ TEST(Numa, MovePagesQueryOfUnmappedPageIsEFAULT) {
 
 TEST(Numa, PageNodeOfTouchedPage) {
   AnonPages m(1);
+  ASSERT_EQ(sys::bind_node(m.page(0), kPage, 0), 0);  // node 0 whichever CPU runs us
   *m.page(0) = 1;
   EXPECT_EQ(sys::page_node(m.page(0)), 0);
   EXPECT_EQ(sys::page_node(nullptr), -EFAULT);

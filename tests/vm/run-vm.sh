@@ -72,7 +72,8 @@ if [ -z "$KPKG" ]; then
          cut -d' ' -f1 | sort -V | tail -1) || true
 fi
 if [ -z "$KPKG" ]; then
-  KPKG=$(ls -d "$CACHE"/kernel/linux-image-* 2>/dev/null | sort -V | tail -1 | xargs -r basename) || true
+  KPKG=$(ls -d "$CACHE"/kernel/linux-image-*/.unpacked 2>/dev/null | sort -V | tail -1 |
+         xargs -r dirname | xargs -r basename) || true
 fi
 [ -n "$KPKG" ] || skip "no linux-image-6.1.0-N-amd64 package known to apt and none in $CACHE/kernel"
 KDIR=$CACHE/kernel/$KPKG
@@ -80,7 +81,7 @@ if [ ! -f "$KDIR/.unpacked" ]; then
   say "fetching kernel package $KPKG (apt-get download, not installed)"
   rm -rf "$KDIR" && mkdir -p "$KDIR/deb"
   (cd "$KDIR/deb" && apt-get download "$KPKG" >"$KDIR/download.log" 2>&1) ||
-    { tail -3 "$KDIR/download.log" >&2; skip "apt-get download $KPKG failed"; }
+    { tail -3 "$KDIR/download.log" >&2; rm -rf "$KDIR"; skip "apt-get download $KPKG failed"; }
   dpkg -x "$KDIR"/deb/*.deb "$KDIR/root"
   rm -rf "$KDIR/deb"
   touch "$KDIR/.unpacked"
