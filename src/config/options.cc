@@ -73,7 +73,7 @@ constexpr Def kDefs[] = {
     {{"prefetch_pages", T::kUnsigned, "0", 0, 512, false,
       "adjacent absent pages fetched together with a missing one"},
      &Options::prefetch_pages},
-    {{"scan_rate", T::kUnsigned, "256", 0, 1ull << 32, false,
+    {{"scan_rate", T::kUnsigned, "128", 0, 1ull << 32, false,
       "access sampler: upper bound on pages zapped per second; 0 = sampler off"},
      &Options::scan_rate},
     {{"evict_batch", T::kUnsigned, "256", 1, 4096, false, "pages written back per eviction batch"},
