@@ -409,6 +409,29 @@ TEST_F(EngineTest, StoreOnNvmeBlockDevice) {
   EXPECT_GT(s.writebacks, 0u);
 }
 
+// The engine with the PMem store on a device DAX as its only store (make
+// check-vm names one in MTIER_TEST_PMEM): fetches copy straight from the
+// mapping, tables 4x the budget come back intact.
+TEST_F(EngineTest, PmemStoreOnDeviceDax) {
+  const char* dev = getenv("MTIER_TEST_PMEM");
+  if (!dev || strncmp(dev, "/dev/dax", 8) != 0)
+    GTEST_SKIP() << "MTIER_TEST_PMEM names no device DAX (make check-vm sets it)";
+  opts_.pmem_path = dev;
+  opts_.store_path = "none";
+  start();
+  EXPECT_NE(engine_->describe().find("pmem store"), std::string::npos) << engine_->describe();
+  EXPECT_NE(engine_->describe().find("devdax"), std::string::npos) << engine_->describe();
+  int id;
+  const uint64_t pages = 4 * budget_pages();
+  char* t = table("dax", pages * kPage, &id);
+  for (uint64_t p = 0; p < pages; p++) fill_page(t + p * kPage, pattern(id, p, 17));
+  for (uint64_t p = 0; p < pages; p++) ASSERT_TRUE(check_page(t + p * kPage, pattern(id, p, 17)));
+  TableStats s;
+  ASSERT_EQ(engine_->table_stats(id, &s), 0);
+  EXPECT_GT(s.fetches, 0u);
+  EXPECT_GT(s.writebacks, 0u);
+}
+
 // dram_node places the pages on that node (read back with get_mempolicy);
 // a node that does not exist is refused when the engine starts.
 TEST_F(EngineTest, DramNodePlacesPagesAndBadNodeIsRefused) {

@@ -848,5 +848,30 @@ TEST(FileStore, NvmeBlockDevice) {
   ASSERT_NO_FATAL_FAILURE(read_verify(ch.get(), slots, 21, 100));
 }
 
+// The PMem store on a device DAX (make check-vm sets MTIER_TEST_PMEM to
+// /dev/daxN.M): mapped with cache-line granularity, data in and out, and
+// direct() pointing at the slot's bytes in the mapping.
+TEST(PmemStore, DeviceDax) {
+  const char* dev = getenv("MTIER_TEST_PMEM");
+  if (!dev || strncmp(dev, "/dev/dax", 8) != 0)
+    GTEST_SKIP() << "MTIER_TEST_PMEM names no device DAX (make check-vm sets it)";
+  StoreOptions o;
+  o.path = dev;
+  int err = 1;
+  auto store = open_pmem_store(o, &err);
+  if (err == -ENOTSUP) GTEST_SKIP() << "built without libpmem2";
+  ASSERT_NE(store, nullptr) << dev << ": " << strerror(-err);
+  EXPECT_EQ(store->mode(), "devdax");
+  EXPECT_GE(store->capacity_slots(), 1024u);
+  auto ch = store->open_channel(32);
+  ASSERT_NE(ch, nullptr);
+  std::vector<uint64_t> slots = alloc_n(store.get(), 1024);
+  std::shuffle(slots.begin(), slots.end(), std::mt19937(5));
+  ASSERT_NO_FATAL_FAILURE(write_slots(ch.get(), slots, 22, 100));
+  ASSERT_NO_FATAL_FAILURE(read_verify(ch.get(), slots, 22, 100));
+  ASSERT_NE(ch->direct(slots[0]), nullptr);
+  EXPECT_EQ(check_page(ch->direct(slots[0]), slots[0], 22), "");
+}
+
 }  // namespace
 }  // namespace mtier

@@ -127,7 +127,23 @@ kmem_setup() {
 if kmem_setup; then echo "vm: kmem: OK"; else echo "vm: kmem: FAILED (tests run without a memory-only node)"; fi
 topology "after kmem"
 
-PMEM=$(ls /dev/pmem* 2>/dev/null | head -1)
+# The second NVDIMM region becomes a devdax device for the PMem store (the
+# path libpmem2 maps with cache-line granularity); a raw /dev/pmem* is the
+# fallback, which the PMem tests then report as not DAX.
+pmem_devdax() {
+  r=$(ls -d /sys/bus/nd/devices/region* 2>/dev/null | sort | sed -n 2p)
+  [ -n "$r" ] || { echo "vm: pmem: no second nd region"; return 1; }
+  rn=${r##*/region}
+  dax=$(cd /sys/bus/dax/devices 2>/dev/null && ls -d dax$rn.* 2>/dev/null | head -1)
+  [ -n "$dax" ] || kmem_devdax || return 1
+  [ -c /dev/$dax ] || { echo "vm: pmem: /dev/$dax is not a character device"; return 1; }
+}
+if pmem_devdax; then
+  PMEM=/dev/$dax
+  echo "vm: pmem: $PMEM ($(cat /sys/bus/dax/devices/$dax/size) bytes)"
+else
+  PMEM=$(ls /dev/pmem* 2>/dev/null | head -1)
+fi
 [ -n "$PMEM" ] && export MTIER_TEST_PMEM=$PMEM
 [ -n "$NVME" ] && export MTIER_TEST_NVME=$NVME
 echo "vm: MTIER_TEST_PMEM=${MTIER_TEST_PMEM:-} MTIER_TEST_NVME=${MTIER_TEST_NVME:-}"
