@@ -1,8 +1,10 @@
-// The evictor thread: when resident pages pass the high watermark it demotes
-// the coldest (CLOCK) down to the low watermark. A clean page is dropped (its
-// store copy or the zero page stays valid); a dirty page is write-protected,
-// copied to a store slot and then punched, unless a write cancelled the
-// eviction meanwhile. Between passes it runs the access sampler.
+// The evictor thread: when a memory tier passes its high watermark it moves
+// the coldest pages (CLOCK) out until the low watermark. From DRAM they go to
+// the slow memory tier while it has room (move_pages), else to a store; from
+// the slow tier to a store. Into a store, a clean page is dropped (its store
+// copy or the zero page stays valid); a dirty page is write-protected, copied
+// to a store slot and then punched, unless a write cancelled the eviction
+// meanwhile. Between passes it runs the access sampler.
 #pragma once
 #include <atomic>
 #include <memory>
@@ -22,8 +24,9 @@ class Evictor {
   [[nodiscard]] int start();
   void stop();
 
-  // One eviction pass down to the low watermark (the thread's body; public
-  // for tests). Returns the pages freed. Caller holds no locks.
+  // One pass over DRAM (or the slow tier) down to its low watermark (the
+  // thread's body; public for tests). Returns the pages freed from that
+  // tier. Caller holds no locks.
   uint64_t evict_pass(bool slow_tier = false);
   // Evicts every resident page of `t` (mtier_table_evict). Returns 0, or the
   // first error (-ENOSPC: no store room; -EIO: write-back failed).
