@@ -427,4 +427,28 @@ TEST(Numa, PageNodeOfTouchedPage) {
 }
 
 }  // namespace
+// Discovery against the real /sys of a machine whose tiers are known:
+// `make check-vm` sets MTIER_TEST_TOPOLOGY to "0,1:dram;2:slow" once node 2
+// is onlined (kmem). Elsewhere the machine's layout is unknown, and it skips.
+TEST(Topology, RealSysfsMatchesTheExpectedTiers) {
+  const char* want_text = getenv("MTIER_TEST_TOPOLOGY");
+  if (!want_text || !*want_text)
+    GTEST_SKIP() << "MTIER_TEST_TOPOLOGY gives no expected tiers (make check-vm sets it)";
+  std::vector<TierSpec> want;
+  std::string error;
+  ASSERT_EQ(parse_tier_override(want_text, &want, &error), 0) << error;
+  Topology topo;
+  ASSERT_EQ(discover_topology("/sys", &topo, &error), 0) << error;
+  EXPECT_TRUE(topo.from_memory_tiering);
+  ASSERT_EQ(topo.tiers.size(), want.size()) << describe(topo.tiers);
+  for (size_t i = 0; i < want.size(); i++) {
+    std::vector<int> got = topo.tiers[i].nodes, expect = want[i].nodes;
+    std::sort(got.begin(), got.end());
+    std::sort(expect.begin(), expect.end());
+    EXPECT_EQ(got, expect) << "tier " << i << ": " << describe(topo.tiers);
+    EXPECT_EQ(topo.tiers[i].kind, want[i].kind) << "tier " << i << ": " << describe(topo.tiers);
+    EXPECT_GT(topo.tiers[i].bytes, 0u) << "tier " << i;
+  }
+}
+
 }  // namespace mtier

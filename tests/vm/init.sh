@@ -124,7 +124,12 @@ kmem_setup() {
   echo "vm: kmem: onlined $nb memory blocks as movable"
   [ $nb -gt 0 ]
 }
-if kmem_setup; then echo "vm: kmem: OK"; else echo "vm: kmem: FAILED (tests run without a memory-only node)"; fi
+if kmem_setup; then
+  echo "vm: kmem: OK"
+  export MTIER_TEST_TOPOLOGY="0,1:dram;2:slow"  # what tier_test must discover
+else
+  echo "vm: kmem: FAILED (tests run without a memory-only node)"
+fi
 topology "after kmem"
 
 # The second NVDIMM region becomes a devdax device for the PMem store (the
