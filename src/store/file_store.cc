@@ -77,18 +77,12 @@ std::unique_ptr<Store> open_file_store(const StoreOptions& opts, int* err) {
 }
 
 FileStore::FileStore(BackingFile file, bool direct, std::string mode, bool remove_on_close)
-    : file_(std::move(file)),
-      slots_(file_.bytes / kStorePage),
-      direct_(direct),
-      mode_(std::move(mode)),
-      remove_on_close_(remove_on_close) {}
-
-// Channels must be closed before their store.
-FileStore::~FileStore() { close_backing_file(&file_, remove_on_close_); }
+    : FileBackedStore(file, file.bytes / kStorePage, std::move(mode), remove_on_close),
+      direct_(direct) {}
 
 std::unique_ptr<StoreChannel> FileStore::open_channel(unsigned depth) {
   depth = depth < 1 ? 1 : (depth > kMaxDepth ? kMaxDepth : depth);
-  auto ch = std::make_unique<FileChannel>(file_.fd, slots_.capacity());
+  auto ch = std::make_unique<FileChannel>(file_.fd, capacity_slots());
   if (ch->init(depth, file_.path) < 0) return nullptr;
   return ch;
 }

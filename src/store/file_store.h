@@ -5,9 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "store/backing_file.h"
-#include "store/slot_allocator.h"
-#include "store/store.h"
+#include "store/file_backed_store.h"
 
 namespace mtier {
 
@@ -25,18 +23,12 @@ const FileStoreSys& default_file_store_sys();
 [[nodiscard]] std::unique_ptr<Store> open_file_store_with(const StoreOptions& opts,
                                                           const FileStoreSys& sys, int* err);
 
-class FileStore final : public Store {
+class FileStore final : public FileBackedStore {
  public:
+  // Channels must be closed before their store.
   FileStore(BackingFile file, bool direct, std::string mode, bool remove_on_close);
-  ~FileStore() override;
 
   const char* kind() const override { return "file"; }
-  const std::string& path() const override { return file_.path; }
-  std::string mode() const override { return mode_; }
-  uint64_t capacity_slots() const override { return slots_.capacity(); }
-  uint64_t used_slots() const override { return slots_.used(); }
-  [[nodiscard]] int64_t alloc_slot() override { return slots_.alloc(); }
-  void free_slot(uint64_t slot) override { slots_.free(slot); }
   // depth is clamped to [1, 4096]. nullptr (reason logged) if io_uring fails.
   [[nodiscard]] std::unique_ptr<StoreChannel> open_channel(unsigned depth) override;
 
@@ -44,11 +36,7 @@ class FileStore final : public Store {
   bool direct_io() const { return direct_; }
 
  private:
-  BackingFile file_;
-  SlotAllocator slots_;
   bool direct_;
-  std::string mode_;
-  bool remove_on_close_;
 };
 
 }  // namespace mtier

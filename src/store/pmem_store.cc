@@ -10,8 +10,7 @@
 #include <cstring>
 
 #include "log/log.h"
-#include "store/backing_file.h"
-#include "store/slot_allocator.h"
+#include "store/file_backed_store.h"
 #include "store/staging.h"
 #include "store/store.h"
 
@@ -50,32 +49,20 @@ int map_fd(int fd, pmem2_map** map, bool* page) {
   return rc;
 }
 
-class PmemStore final : public Store {
+class PmemStore final : public FileBackedStore {
  public:
   PmemStore(BackingFile file, pmem2_map* map, uint64_t bytes, std::string mode, bool remove)
-      : file_(std::move(file)),
+      : FileBackedStore(file, bytes / kStorePage, std::move(mode), remove),
         map_(map),
         base_(static_cast<unsigned char*>(pmem2_map_get_address(map))),
         page_granularity_(pmem2_map_get_store_granularity(map) == PMEM2_GRANULARITY_PAGE),
         memcpy_(pmem2_get_memcpy_fn(map)),
         persist_(pmem2_get_persist_fn(map)),
-        drain_(pmem2_get_drain_fn(map)),
-        slots_(bytes / kStorePage),
-        mode_(std::move(mode)),
-        remove_on_close_(remove) {}
-  // Channels must be closed before their store.
-  ~PmemStore() override {
-    pmem2_map_delete(&map_);
-    close_backing_file(&file_, remove_on_close_);
-  }
+        drain_(pmem2_get_drain_fn(map)) {}
+  // Channels must be closed before their store; the file closes after the map.
+  ~PmemStore() override { pmem2_map_delete(&map_); }
 
   const char* kind() const override { return "pmem"; }
-  const std::string& path() const override { return file_.path; }
-  std::string mode() const override { return mode_; }
-  uint64_t capacity_slots() const override { return slots_.capacity(); }
-  uint64_t used_slots() const override { return slots_.used(); }
-  [[nodiscard]] int64_t alloc_slot() override { return slots_.alloc(); }
-  void free_slot(uint64_t slot) override { slots_.free(slot); }
   [[nodiscard]] std::unique_ptr<StoreChannel> open_channel(unsigned depth) override;
 
   unsigned char* slot_addr(uint64_t slot) const { return base_ + slot * kStorePage; }
@@ -98,16 +85,12 @@ class PmemStore final : public Store {
   }
 
  private:
-  BackingFile file_;
   pmem2_map* map_;
   unsigned char* base_;
   bool page_granularity_;
   pmem2_memcpy_fn memcpy_;
   pmem2_persist_fn persist_;
   pmem2_drain_fn drain_;
-  SlotAllocator slots_;
-  std::string mode_;
-  bool remove_on_close_;
 };
 
 uint64_t PmemStore::readable_slots() const {

@@ -162,9 +162,9 @@ void FaultHandler::place_all() {
   for (auto& p : pending_) {
     uint64_t w = core_.word(p.table, p.page).load(std::memory_order_acquire);
     if (PageWord::has_slot(w)) by_store[PageWord::store(w)].push_back(&p);
+    else place(p);  // a first touch: zeros, nothing to read
   }
   for (unsigned s = 0; s < by_store.size(); s++) fetch_from(s, by_store[s]);
-  for (auto& p : pending_) place(p);
 }
 
 // Reads the group's pages from store `s` into staging buffers (or points at
@@ -190,13 +190,11 @@ void FaultHandler::fetch_from(unsigned s, std::vector<Placement*>& group) {
         p->result = ios[io++].result;
       }
       place(*p);
-      p->source = nullptr;  // placed: place_all skips it
     }
   }
 }
 
 void FaultHandler::place(Placement& p) {
-  if (!p.source) return;
   Table* t = p.table;
   std::lock_guard<std::mutex> lk(core_.lock_of(t, p.page));
   PageWordAtomic& word = core_.word(t, p.page);
