@@ -25,12 +25,12 @@ struct EngineCounters {
 };
 
 struct Core {
-  Core(const Options& o, std::unique_ptr<Region> r, uint64_t budget_pages)
+  Core(const Options& o, std::unique_ptr<Region> r)
       : opts(o),
         region(std::move(r)),
         tables(region->base(), region->bytes() / 4096),
-        residency(budget_pages, o.high_watermark, o.low_watermark),
-        slow(o.slow_bytes / 4096, o.high_watermark, o.low_watermark) {}
+        residency(o.dram_bytes, o.high_watermark, o.low_watermark),
+        slow(o.slow_bytes, o.high_watermark, o.low_watermark) {}
 
   Options opts;
   std::unique_ptr<Region> region;

@@ -114,7 +114,7 @@ std::unique_ptr<Engine> Engine::create(const Options& given, int* err) {
   auto region = Region::create(o.region_bytes, err);
   if (!region) return nullptr;
   if ((*err = check_slow_tier(o)) < 0 || (*err = place_on_node(o, *region)) < 0) return nullptr;
-  auto core = std::make_unique<Core>(o, std::move(region), o.dram_bytes / 4096);
+  auto core = std::make_unique<Core>(o, std::move(region));
   if ((*err = open_stores(o, &core->stores)) < 0) return nullptr;
   if ((*err = open_uffd(*core)) < 0) return nullptr;
   std::unique_ptr<Engine> e(new Engine(std::move(core)));

@@ -4,14 +4,13 @@
 
 namespace mtier {
 
-Residency::Residency(uint64_t budget_pages, unsigned high_pct, unsigned low_pct)
-    : budget_(budget_pages),
-      high_(budget_pages * high_pct / 100),
-      low_(budget_pages * low_pct / 100) {}
+Residency::Residency(uint64_t budget_bytes, unsigned high_pct, unsigned low_pct)
+    : limits_(budget_bytes, high_pct, low_pct) {}
 
 uint64_t Residency::excess_over_low() const {
   int64_t r = resident();
-  return r > static_cast<int64_t>(low_) ? static_cast<uint64_t>(r) - low_ : 0;
+  uint64_t low = low_pages();
+  return r > static_cast<int64_t>(low) ? static_cast<uint64_t>(r) - low : 0;
 }
 
 void Residency::add(int64_t pages) {
@@ -20,7 +19,7 @@ void Residency::add(int64_t pages) {
   while (now > static_cast<int64_t>(p) &&
          !peak_.compare_exchange_weak(p, static_cast<uint64_t>(now), std::memory_order_relaxed)) {
   }
-  if (now > static_cast<int64_t>(high_)) kick();
+  if (now > static_cast<int64_t>(high_pages())) kick();
 }
 
 void Residency::sub(int64_t pages) {
@@ -28,10 +27,10 @@ void Residency::sub(int64_t pages) {
 }
 
 bool Residency::wait_for_room(uint64_t pages) {
-  if (resident() + static_cast<int64_t>(pages) <= static_cast<int64_t>(budget_)) return true;
+  if (resident() + static_cast<int64_t>(pages) <= static_cast<int64_t>(budget_pages())) return true;
   std::unique_lock<std::mutex> lk(mu_);
   for (;;) {
-    if (resident() + static_cast<int64_t>(pages) <= static_cast<int64_t>(budget_)) return true;
+    if (resident() + static_cast<int64_t>(pages) <= static_cast<int64_t>(budget_pages())) return true;
     if (stuck()) {
       overruns_.fetch_add(1, std::memory_order_relaxed);
       return false;

@@ -7,18 +7,21 @@
 #include <cstdint>
 #include <mutex>
 
+#include "tier/budget.h"
+
 namespace mtier {
 
 class Residency {
  public:
-  Residency(uint64_t budget_pages, unsigned high_pct, unsigned low_pct);
+  // The limits are MemoryBudget's (page counts rounded down).
+  Residency(uint64_t budget_bytes, unsigned high_pct, unsigned low_pct);
 
-  uint64_t budget_pages() const { return budget_; }
-  uint64_t high_pages() const { return high_; }
-  uint64_t low_pages() const { return low_; }
+  uint64_t budget_pages() const { return limits_.pages_budget(); }
+  uint64_t high_pages() const { return limits_.pages_high(); }
+  uint64_t low_pages() const { return limits_.pages_low(); }
   int64_t resident() const { return resident_.load(std::memory_order_acquire); }
   uint64_t peak() const { return peak_.load(std::memory_order_relaxed); }
-  bool over_high() const { return resident() > static_cast<int64_t>(high_); }
+  bool over_high() const { return resident() > static_cast<int64_t>(high_pages()); }
   // Pages the evictor should free to get back to the low watermark.
   uint64_t excess_over_low() const;
 
@@ -39,7 +42,7 @@ class Residency {
   uint64_t overruns() const { return overruns_.load(std::memory_order_relaxed); }
 
  private:
-  const uint64_t budget_, high_, low_;
+  const MemoryBudget limits_;
   std::atomic<int64_t> resident_{0};
   std::atomic<uint64_t> peak_{0};
   std::atomic<bool> stuck_{false};
