@@ -1,5 +1,6 @@
 // The option table, the value parsers and the sources of mtier's configuration.
 #include "config/options.h"
+#include "config/size_ranges.h"
 
 #include <fcntl.h>
 #include <sys/auxv.h>
@@ -84,6 +85,14 @@ constexpr Def kDefs[] = {
     {{"names", T::kString, "\"\"", 0, 0, false,
       "preload: comma-separated table names, in allocation order"},
      &Options::names},
+    {{"include_sizes", T::kSizeRanges, "\"\"", 0, 0, false,
+      "preload: size ranges (LO-HI,...) managed even below min_bytes"},
+     &Options::include_sizes},
+    {{"exclude_sizes", T::kSizeRanges, "\"\"", 0, 0, false,
+      "preload: size ranges (LO-HI,...) never managed; wins over the others"},
+     &Options::exclude_sizes},
+    {{"stats", T::kBool, "false", 0, 1, false, "print a summary at exit (tables, residency, faults)"},
+     &Options::stats},
     {{"verbose", T::kBool, "false", 0, 1, false,
       "print the options in effect at start and a summary at exit"},
      &Options::verbose},
@@ -316,6 +325,15 @@ int parse_bool_value(const std::string& label, const std::string& value, bool* o
                        " is not a boolean (use 1/0, yes/no, true/false or on/off)");
 }
 
+int parse_ranges_value(const std::string& label, const std::string& value, std::string* out,
+                       std::string* why) {
+  std::vector<SizeRange> ranges;
+  std::string reason;
+  if (parse_size_ranges(value, &ranges, &reason) < 0) return fail(why, label + ": " + reason);
+  *out = value;
+  return 0;
+}
+
 // A value parsed for one option, ready to store in its field.
 struct Parsed {
   uint64_t u = 0;
@@ -333,6 +351,7 @@ int parse_value(const std::string& label, const std::string& value, const Option
     case T::kInt: return parse_int_value(label, value, info, &p->i, why);
     case T::kBool: return parse_bool_value(label, value, &p->b, why);
     case T::kString: p->s = value; return 0;
+    case T::kSizeRanges: return parse_ranges_value(label, value, &p->s, why);
   }
   return fail(why, label + ": unknown option type");
 }
@@ -410,6 +429,7 @@ bool has_prefix(std::string_view s, std::string_view p) { return s.substr(0, p.s
 // MTIER_ variables that belong to other components.
 bool reserved_variable(std::string_view name) {
   return name == "MTIER_CONF" || name == "MTIER_DAEMON_SOCKET" || name == "MTIER_LOG_FD" ||
+         name == "MTIER_LIBRARY" || name == "MTIER_INTERPOSE" ||
          has_prefix(name, "MTIER_TEST_");
 }
 

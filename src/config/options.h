@@ -34,10 +34,13 @@ struct Options {
   unsigned evict_batch = 256;       // pages written back per eviction batch
   uint64_t min_bytes = 64ull << 20; // preload: allocations >= this become tables
   std::string names;                // preload: comma-separated table names, allocation order
+  std::string include_sizes;        // preload: size ranges managed even below min_bytes
+  std::string exclude_sizes;        // preload: size ranges never managed
+  bool stats = false;               // print a summary at exit
   bool verbose = false;             // print options in effect and an exit summary
 };
 
-enum class OptionType { kSize, kPercent, kUnsigned, kInt, kBool, kString };
+enum class OptionType { kSize, kPercent, kUnsigned, kInt, kBool, kString, kSizeRanges };
 
 struct OptionInfo {
   const char* name;       // lower-case name; env var is MTIER_<NAME upper-case>
@@ -72,7 +75,8 @@ class OptionSet {
                               std::string* why);
   // Applies MTIER_<NAME> variables from envp (nullptr-terminated); unknown
   // MTIER_ names are reported as errors too (a typo must not pass silently).
-  // Skipped: MTIER_CONF, MTIER_DAEMON_SOCKET, MTIER_LOG_FD, MTIER_TEST_*.
+  // Skipped: MTIER_CONF, MTIER_DAEMON_SOCKET, MTIER_LOG_FD, MTIER_LIBRARY,
+  // MTIER_INTERPOSE, MTIER_TEST_*.
   // The environment is ignored for setuid/setgid programs (AT_SECURE).
   [[nodiscard]] int load_env(char** envp, std::string* why);
   // All sources in order: /etc/mtier.conf (or `etc_path`), MTIER_CONF

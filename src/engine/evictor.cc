@@ -5,6 +5,7 @@
 #include <mutex>
 #include <shared_mutex>
 
+#include "engine/runtime_scope.h"
 #include "log/log.h"
 #include "sys/numa.h"
 #include "sys/uffd.h"
@@ -30,6 +31,7 @@ void Evictor::stop() {
 }
 
 void Evictor::run() {
+  RuntimeScope runtime;  // this thread is the runtime: the preload passes it through
   while (running_.load(std::memory_order_acquire)) {
     core_.residency.wait_for_work(20);
     if (!running_.load(std::memory_order_acquire)) break;

@@ -19,6 +19,11 @@ std::atomic<long long (*)()> g_clock{nullptr};
 // must not make the dynamic linker allocate TLS on first use.
 __attribute__((tls_model("initial-exec"))) thread_local bool t_in_log = false;
 
+// capture_errors(): while set, error lines land in g_captured (the last one
+// wins) instead of the fd. Written by one starting thread at a time.
+std::atomic<bool> g_capture{false};
+char g_captured[kMaxLineBytes];
+
 // Rate cap: the current window (in seconds), lines admitted in it, lines dropped.
 std::atomic<long long> g_window{-1};
 std::atomic<unsigned> g_admitted{0};
@@ -97,6 +102,12 @@ void write(Level level, const char* fmt, ...) {
 
 void vwrite(Level level, const char* fmt, va_list ap) {
   int lv = static_cast<int>(level);
+  if (level == Level::kError && g_capture.load(std::memory_order_relaxed)) {
+    int saved_errno = errno;
+    vsnprintf(g_captured, sizeof g_captured, fmt, ap);
+    errno = saved_errno;
+    return;
+  }
   if (lv > g_level.load(std::memory_order_relaxed) || t_in_log) return;
   int saved_errno = errno;
   t_in_log = true;
@@ -104,6 +115,13 @@ void vwrite(Level level, const char* fmt, va_list ap) {
   t_in_log = false;
   errno = saved_errno;
 }
+
+void capture_errors(bool on) {
+  if (on) g_captured[0] = '\0';
+  g_capture.store(on);
+}
+
+const char* captured_error() { return g_captured; }
 
 void set_clock_for_testing(long long (*now_seconds)()) { g_clock.store(now_seconds); }
 

@@ -28,6 +28,13 @@ void set_fd(int fd);
 void write(Level level, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 void vwrite(Level level, const char* fmt, va_list ap);
 
+// While on, error lines are not written: the last one is kept, for a caller
+// that reports the failure in its own one line (the preload library's
+// "running with plain allocation"). Process-wide; turning it on clears it.
+void capture_errors(bool on);
+// The last error line kept while capturing ("" if none), without prefix.
+const char* captured_error();
+
 // Test hooks: the clock the rate cap reads, in seconds (nullptr restores
 // CLOCK_MONOTONIC_COARSE), and a reset of the cap's window and counters.
 void set_clock_for_testing(long long (*now_seconds)());

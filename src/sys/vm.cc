@@ -13,6 +13,23 @@
 #include <vector>
 
 namespace mtier::sys {
+namespace {
+
+// The memory-map calls go straight to the kernel: libmtier.so interposes the
+// libc functions of these names for the trainer (lib/), and the runtime's own
+// calls on the region must never take that path.
+void* raw_mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
+  long r = syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+  if (r < 0 && r > -4096) {
+    errno = static_cast<int>(-r);
+    return MAP_FAILED;
+  }
+  return reinterpret_cast<void*>(r);
+}
+
+int raw_call(long rc) { return rc == 0 ? 0 : -errno; }
+
+}  // namespace
 
 int memfd_open(const char* name, uint64_t size) {
   int fd = memfd_create(name, MFD_CLOEXEC);
@@ -33,28 +50,32 @@ int memfd_punch(int fd, uint64_t off, uint64_t len) {
 }
 
 void* map_shared(int fd, size_t len) {
-  void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+  void* p = raw_mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
   return p == MAP_FAILED ? nullptr : p;
 }
 
 void* map_reserve(size_t len) {
-  void* p = mmap(nullptr, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  void* p = raw_mmap(nullptr, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   return p == MAP_FAILED ? nullptr : p;
 }
 
-int unmap(void* addr, size_t len) { return munmap(addr, len) == 0 ? 0 : -errno; }
+int unmap(void* addr, size_t len) { return raw_call(syscall(SYS_munmap, addr, len)); }
 
-int zap(void* addr, size_t len) { return madvise(addr, len, MADV_DONTNEED) == 0 ? 0 : -errno; }
+int zap(void* addr, size_t len) { return raw_call(syscall(SYS_madvise, addr, len, MADV_DONTNEED)); }
 
 int populate_read(void* addr, size_t len) {
 #ifndef MADV_POPULATE_READ
 #define MADV_POPULATE_READ 22
 #endif
-  return madvise(addr, len, MADV_POPULATE_READ) == 0 ? 0 : -errno;
+  return raw_call(syscall(SYS_madvise, addr, len, MADV_POPULATE_READ));
+}
+
+int protect(void* addr, size_t len, bool writable) {
+  return raw_call(syscall(SYS_mprotect, addr, len, writable ? PROT_READ | PROT_WRITE : PROT_NONE));
 }
 
 int dont_fork(void* addr, size_t len) {
-  return madvise(addr, len, MADV_DONTFORK) == 0 ? 0 : -errno;
+  return raw_call(syscall(SYS_madvise, addr, len, MADV_DONTFORK));
 }
 
 long resident_pages(void* addr, size_t len) {

@@ -25,6 +25,8 @@ void* map_reserve(size_t len);
 [[nodiscard]] int populate_read(void* addr, size_t len);
 // Keeps [addr, addr+len) out of children made by fork().
 [[nodiscard]] int dont_fork(void* addr, size_t len);
+// mprotect: `writable` gives PROT_READ|PROT_WRITE, else PROT_NONE. 0 or -errno.
+[[nodiscard]] int protect(void* addr, size_t len, bool writable);
 // Number of pages of [addr, addr+len) in memory (mincore), or -errno.
 [[nodiscard]] long resident_pages(void* addr, size_t len);
 // Resident bytes of the process's mapping that contains addr, from

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <shared_mutex>
 
+#include "engine/runtime_scope.h"
 #include "log/log.h"
 #include "sys/uffd.h"
 
@@ -46,6 +47,7 @@ void FaultHandler::stop() {
 }
 
 void FaultHandler::run() {
+  RuntimeScope runtime;  // this thread is the runtime: the preload passes it through
   struct uffd_msg msgs[kBatch];
   struct pollfd fds[2] = {{core_.uffd, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
   while (running_.load(std::memory_order_acquire)) {

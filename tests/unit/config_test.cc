@@ -1,6 +1,7 @@
 // Unit tests for src/config: sizes, every kind of bad value, sources and
 // their precedence, describe(), and the option table against mtier.conf(5).
 #include "config/options.h"
+#include "config/size_ranges.h"
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -588,7 +589,7 @@ TEST(Table, NamesAreUniqueAndLowerCase) {
     for (char c : name) EXPECT_TRUE(islower(c) || c == '_') << name;
     EXPECT_NE(std::string(info.help), "") << name;
   }
-  EXPECT_EQ(seen.size(), 18u) << "a field of Options without a table entry?";
+  EXPECT_EQ(seen.size(), 21u) << "a field of Options without a table entry?";
 }
 
 // The documented default, parsed, is the struct's default, for every option.
@@ -624,6 +625,7 @@ const char* type_name(OptionType t) {
     case OptionType::kInt: return "int";
     case OptionType::kBool: return "bool";
     case OptionType::kString: return "string";
+    case OptionType::kSizeRanges: return "size ranges";
   }
   return "?";
 }
@@ -644,6 +646,46 @@ TEST(ManPage, DocumentsEveryOption) {
     for (const char* p = info.name; *p; ++p) var += static_cast<char>(toupper(*p));
     EXPECT_TRUE(contains(man, ".BR " + var + " .\n")) << "mtier.conf.5 lacks " << var;
   }
+}
+
+TEST(SizeRanges, ParsesClosedOpenAndExactRanges) {
+  std::vector<SizeRange> r;
+  std::string why;
+  ASSERT_EQ(parse_size_ranges("3M-5M, 8M-,-2K,4096", &r, &why), 0) << why;
+  ASSERT_EQ(r.size(), 4u);
+  EXPECT_EQ(r[0].lo, 3u << 20);
+  EXPECT_EQ(r[0].hi, 5u << 20);
+  EXPECT_EQ(r[1].lo, 8u << 20);
+  EXPECT_EQ(r[1].hi, UINT64_MAX);
+  EXPECT_EQ(r[2].lo, 0u);
+  EXPECT_EQ(r[2].hi, 2048u);
+  EXPECT_EQ(r[3].lo, 4096u);
+  EXPECT_EQ(r[3].hi, 4096u);
+  EXPECT_TRUE(any_contains(r, 4u << 20));
+  EXPECT_TRUE(any_contains(r, 5u << 20));
+  EXPECT_FALSE(any_contains(r, (5u << 20) + 1));
+  EXPECT_FALSE(any_contains(r, 4097));
+  ASSERT_EQ(parse_size_ranges("", &r, &why), 0);
+  EXPECT_TRUE(r.empty());
+}
+
+TEST(SizeRanges, RejectsWhatIsNotARange) {
+  std::vector<SizeRange> r;
+  for (const char* bad : {"foo", "1M-2M-3M", "-", "5M-3M", "1M,,2M", "1M-x", "1.5M"}) {
+    std::string why;
+    EXPECT_EQ(parse_size_ranges(bad, &r, &why), -EINVAL) << bad;
+    EXPECT_FALSE(why.empty()) << bad;
+  }
+}
+
+TEST(SizeRanges, OptionNamesItselfInTheError) {
+  OptionSet o;
+  std::string why;
+  EXPECT_EQ(o.set("exclude_sizes", "foo", OptionSource::kEnv, &why), -EINVAL);
+  EXPECT_NE(why.find("exclude_sizes"), std::string::npos) << why;
+  EXPECT_NE(why.find("foo"), std::string::npos) << why;
+  EXPECT_EQ(o.set("include_sizes", "512K-600K", OptionSource::kEnv, &why), 0) << why;
+  EXPECT_EQ(o.get().include_sizes, "512K-600K");
 }
 
 }  // namespace

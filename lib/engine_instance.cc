@@ -1,0 +1,72 @@
+#include "engine_instance.h"
+
+#include <atomic>
+#include <cerrno>
+#include <memory>
+#include <mutex>
+
+#include "log/log.h"
+
+extern char** environ;
+
+namespace mtier::lib {
+namespace {
+
+std::mutex g_mu;                      // serialises starts
+std::atomic<Engine*> g_engine{nullptr};
+int g_start_error = 0;                // why the start failed; not retried
+
+void print_options(const OptionSet& set) {
+  // One log line per option: a log line is capped at a fixed buffer.
+  log::set_level(log::Level::kInfo);
+  MTIER_LOG_INFO("options in effect:");
+  std::string all = set.describe();
+  for (size_t at = 0, nl; at < all.size(); at = nl + 1) {
+    nl = all.find('\n', at);
+    if (nl == std::string::npos) nl = all.size();
+    MTIER_LOG_INFO("  %s", all.substr(at, nl - at).c_str());
+  }
+}
+
+// Under g_mu.
+int start(const char* extra) {
+  OptionSet set;
+  std::string why;
+  if (load_options(&set, &why) < 0 ||
+      (extra && set.load_text(extra, OptionSource::kApi, &why) < 0)) {
+    MTIER_LOG_ERROR("%s", why.c_str());
+    return -EINVAL;
+  }
+  if (set.get().verbose) print_options(set);
+  int err = 0;
+  auto e = Engine::create(set.get(), &err);
+  if (!e) return err ? err : -EIO;
+  g_engine.store(e.release(), std::memory_order_release);
+  return 0;
+}
+
+}  // namespace
+
+int load_options(OptionSet* set, std::string* why) { return set->load_all(environ, why); }
+
+Engine* engine(int* err, const char* extra) {
+  if (Engine* e = g_engine.load(std::memory_order_acquire)) {
+    *err = 0;
+    return e;
+  }
+  std::lock_guard<std::mutex> lk(g_mu);
+  if (!g_engine.load() && !g_start_error) g_start_error = start(extra);
+  *err = g_start_error;
+  return g_engine.load();
+}
+
+Engine* running_engine() { return g_engine.load(std::memory_order_acquire); }
+
+int start_engine_explicitly(const char* extra) {
+  std::lock_guard<std::mutex> lk(g_mu);
+  if (g_engine.load()) return -EALREADY;
+  g_start_error = start(extra);
+  return g_start_error;
+}
+
+}  // namespace mtier::lib

@@ -1,0 +1,54 @@
+// MTIER_STATS=1 / MTIER_VERBOSE=1: a summary at exit, from the engine's
+// figures and those of the tables freed before.
+#include <cstdlib>
+
+#include "engine/runtime_scope.h"
+#include "interposer_state.h"
+#include "log/log.h"
+
+namespace mtier::lib {
+namespace {
+
+double mib(uint64_t b) { return static_cast<double>(b) / (1 << 20); }
+
+void print_summary() {
+  RuntimeScope runtime;
+  State& st = state();
+  std::lock_guard<std::mutex> lk(st.mu);
+  if (st.child || !st.engine) return;  // nothing was managed here
+  Totals t = st.freed;
+  for (char* base : st.map.overlapping(nullptr, reinterpret_cast<char*>(UINTPTR_MAX))) {
+    TableStats s;
+    if (st.engine->table_stats(st.map.find(base)->id, &s) == 0) t.add(s);
+  }
+  EngineStats e = st.engine->stats();
+  uint64_t store_used = 0;
+  for (auto& s : e.stores) store_used += s.used_bytes;
+  if (log::level() < log::Level::kNotice) log::set_level(log::Level::kNotice);
+  MTIER_LOG_NOTICE("summary: tables %llu created (%.1f MiB), %zu live",
+                   static_cast<unsigned long long>(st.tables_created), mib(st.bytes_created),
+                   st.map.size());
+  MTIER_LOG_NOTICE("summary: DRAM budget %.1f MiB, peak resident %.1f MiB; slow tier budget "
+                   "%.1f MiB, resident now %.1f MiB; store used %.1f MiB",
+                   mib(e.budget_bytes), mib(e.peak_resident_bytes), mib(e.slow_budget_bytes),
+                   mib(e.slow_resident_bytes), mib(store_used));
+  MTIER_LOG_NOTICE("summary: faults missing %llu, minor %llu, wp %llu; fetches %llu, prefetches "
+                   "%llu; migrations: evictions %llu (written back %llu), demotions %llu; "
+                   "errors %llu, over-budget faults %llu",
+                   static_cast<unsigned long long>(t.missing_faults),
+                   static_cast<unsigned long long>(t.minor_faults),
+                   static_cast<unsigned long long>(t.wp_faults),
+                   static_cast<unsigned long long>(t.fetches),
+                   static_cast<unsigned long long>(t.prefetches),
+                   static_cast<unsigned long long>(t.evictions),
+                   static_cast<unsigned long long>(t.writebacks),
+                   static_cast<unsigned long long>(t.demotions),
+                   static_cast<unsigned long long>(t.errors + e.store_errors),
+                   static_cast<unsigned long long>(e.budget_overruns));
+}
+
+}  // namespace
+
+void register_exit_summary() { atexit(print_summary); }
+
+}  // namespace mtier::lib

@@ -1,0 +1,190 @@
+#include "interposer.h"
+
+#include <sys/auxv.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "engine_instance.h"
+#include "interposer_state.h"
+#include "log/log.h"
+#include "next_alloc.h"
+#include "sys/vm.h"
+
+namespace mtier::lib {
+
+std::atomic<uint64_t> g_smallest_candidate{UINT64_MAX};
+std::atomic<uintptr_t> g_region_lo{0}, g_region_hi{0};
+
+namespace {
+
+constexpr uint64_t kPage = 4096;
+constexpr uint64_t kMaxTableBytes = 1ull << 47;
+
+uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) & ~(a - 1); }
+
+// LD_PRELOAD names this library, or MTIER_INTERPOSE says so; never for a
+// setuid/setgid program. getenv does not allocate.
+bool wanted() {
+  if (getauxval(AT_SECURE)) return false;
+  if (const char* force = getenv("MTIER_INTERPOSE")) return strcmp(force, "0") != 0;
+  const char* preload = getenv("LD_PRELOAD");
+  return preload && strstr(preload, "libmtier");
+}
+
+void warn_create_failed(int err) {
+  static std::atomic<int> last{0};
+  if (last.exchange(err) == err) return;  // once per reason
+  MTIER_LOG_WARN("cannot create a table: %s; this allocation uses plain memory", strerror(-err));
+}
+
+}  // namespace
+
+void Totals::add(const TableStats& s) {
+  missing_faults += s.missing_faults;
+  minor_faults += s.minor_faults;
+  wp_faults += s.wp_faults;
+  fetches += s.fetches;
+  prefetches += s.prefetches;
+  evictions += s.evictions;
+  writebacks += s.writebacks;
+  demotions += s.demotions;
+  errors += s.errors;
+}
+
+State& state() {
+  static State* s = new State();  // never destroyed: frees may come after exit handlers
+  return *s;
+}
+
+void activate() {
+  if (!wanted()) return;
+  RuntimeScope runtime;
+  OptionSet set;
+  std::string why;
+  if (load_options(&set, &why) < 0) {
+    MTIER_LOG_ERROR("%s; running with plain allocation", why.c_str());
+    return;
+  }
+  State& st = state();
+  st.selection = Selection(set.get());
+  st.summary = set.get().stats || set.get().verbose;
+  if (set.get().verbose) log::set_level(log::Level::kInfo);
+  install_fork_handlers();
+  if (st.summary) register_exit_summary();
+  g_smallest_candidate.store(st.selection.smallest());
+}
+
+Engine* engine_locked() {
+  State& st = state();
+  if (st.child) return nullptr;
+  if (st.engine || st.failed) return st.engine;
+  log::capture_errors(true);
+  int err = 0;
+  Engine* e = engine(&err);
+  log::capture_errors(false);
+  if (!e) {
+    st.failed = true;
+    g_smallest_candidate.store(UINT64_MAX);
+    const char* why = log::captured_error();
+    MTIER_LOG_WARN("%s; running with plain allocation", *why ? why : strerror(-err));
+    return nullptr;
+  }
+  st.engine = e;
+  g_region_lo.store(reinterpret_cast<uintptr_t>(e->region().base()));
+  g_region_hi.store(reinterpret_cast<uintptr_t>(e->region().base() + e->region().bytes()));
+  install_segv_handler();
+  return e;
+}
+
+void release_locked(const Managed* m) {
+  State& st = state();
+  if (!st.child) {
+    if (!m->unmapped.empty()) (void)sys::protect(m->base, m->capacity, true);
+    TableStats s;
+    if (st.engine->table_stats(m->id, &s) == 0) st.freed.add(s);
+    (void)st.engine->free_table(m->id);
+  }
+  st.map.erase(m);
+}
+
+void* managed_alloc(size_t bytes, size_t align) {
+  if (align < kPage) align = kPage;
+  if (bytes > kMaxTableBytes || align > kMaxTableBytes) return nullptr;
+  RuntimeScope runtime;
+  State& st = state();
+  std::lock_guard<std::mutex> lk(st.mu);
+  std::string name;
+  if (!engine_locked() || !st.selection.take(bytes, &name)) return nullptr;
+  uint64_t capacity = round_up(bytes + (align - kPage), kPage);
+  void* base = nullptr;
+  int id = st.engine->create_table(name, capacity, &base);
+  if (id < 0) {
+    warn_create_failed(id);
+    return nullptr;
+  }
+  Managed m;
+  m.base = static_cast<char*>(base);
+  m.capacity = capacity;
+  m.ptr = reinterpret_cast<char*>(round_up(reinterpret_cast<uintptr_t>(base), align));
+  m.id = id;
+  st.map.insert(m);
+  st.tables_created++;
+  st.bytes_created += capacity;
+  return m.ptr;
+}
+
+void managed_free(void* p) {
+  RuntimeScope runtime;
+  State& st = state();
+  std::lock_guard<std::mutex> lk(st.mu);
+  Managed* m = st.map.find(p);
+  if (!m || m->ptr != p) {
+    MTIER_LOG_ERROR("free(%p): not a pointer mtier handed out; ignored", p);
+    return;
+  }
+  release_locked(m);
+}
+
+size_t managed_usable_size(const void* p) {
+  State& st = state();
+  std::lock_guard<std::mutex> lk(st.mu);
+  Managed* m = st.map.find(p);
+  return m ? m->usable(p) : 0;
+}
+
+void* managed_realloc(void* p, size_t n) {
+  size_t usable = managed_usable_size(p);
+  if (usable == 0) {
+    MTIER_LOG_ERROR("realloc(%p): not a pointer mtier handed out", p);
+    errno = EINVAL;
+    return nullptr;
+  }
+  if (n == 0) {  // glibc: realloc(p, 0) frees p and returns NULL
+    managed_free(p);
+    return nullptr;
+  }
+  State& st = state();
+  if (n <= usable && st.selection.by_size(n) && !in_forked_child()) return p;
+  void* q = malloc(n);  // the interposed malloc: managed or not, as n says
+  if (!q) return nullptr;
+  memcpy(q, p, n < usable ? n : usable);
+  managed_free(p);
+  return q;
+}
+
+bool in_forked_child() {
+  State& st = state();
+  std::lock_guard<std::mutex> lk(st.mu);
+  return st.child;
+}
+
+// Runs before the program's constructors (and after libc's): resolves the
+// next allocator and reads the options.
+__attribute__((constructor)) void mtier_preload_init() {
+  (void)next();
+  activate();
+}
+
+}  // namespace mtier::lib

@@ -1,0 +1,66 @@
+// The preload interposer's core: which allocations become managed tables,
+// and what the malloc family and the memory-map calls do with them. The
+// extern "C" overrides (alloc_override.cc, mmap_override.cc) are thin
+// shells over these functions.
+//
+// Contract: the interposer is active only in a process that preloaded
+// libmtier.so (LD_PRELOAD names it, or MTIER_INTERPOSE=1); a program that
+// merely links the library for the C API, a setuid program, a forked child
+// and the runtime's own threads (RuntimeScope) get plain allocation. The
+// engine starts at the first managed allocation; if it cannot (no
+// userfaultfd, say), one line says why and allocation stays plain.
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "engine/runtime_scope.h"
+
+namespace mtier::lib {
+
+// Sizes below this are never managed (SIZE_MAX while inactive): the one test
+// on the fast path of every allocation.
+extern std::atomic<uint64_t> g_smallest_candidate;
+// The region's bounds once the engine runs ([0, 0) before).
+extern std::atomic<uintptr_t> g_region_lo, g_region_hi;
+
+// Reads the options and turns the interposer on (called once, at load).
+void activate();
+
+inline bool in_region(const void* p) {
+  auto a = reinterpret_cast<uintptr_t>(p);
+  return a >= g_region_lo.load(std::memory_order_relaxed) &&
+         a < g_region_hi.load(std::memory_order_relaxed);
+}
+inline bool overlaps_region(const void* p, size_t len) {
+  auto a = reinterpret_cast<uintptr_t>(p);
+  return a < g_region_hi.load(std::memory_order_relaxed) &&
+         a + len > g_region_lo.load(std::memory_order_relaxed);
+}
+// True when an allocation of n bytes might become a table.
+inline bool maybe_candidate(size_t n) {
+  return n >= g_smallest_candidate.load(std::memory_order_relaxed) && !in_runtime();
+}
+
+// A managed allocation of `bytes` aligned to `align` (a power of two; <= 4096
+// gives page alignment), or nullptr when the selection or the engine says no
+// (the caller then uses the next allocator). Memory reads as zeros.
+void* managed_alloc(size_t bytes, size_t align);
+// free() of a pointer in the region.
+void managed_free(void* p);
+// malloc_usable_size() of a pointer in the region.
+size_t managed_usable_size(const void* p);
+// realloc() of a pointer in the region.
+void* managed_realloc(void* p, size_t n);
+
+// The region part of munmap / mremap / madvise; each returns what the libc
+// call would (-1 with errno set on failure).
+int region_munmap(void* addr, size_t len);
+void* region_mremap(void* old, size_t old_size, size_t new_size, int flags, void* new_addr);
+int region_madvise(void* addr, size_t len, int advice);
+
+// Fork: the atfork handlers take and drop the interposer's lock; the child
+// stops managing (its copy of the region is not mapped: MADV_DONTFORK).
+bool in_forked_child();
+
+}  // namespace mtier::lib

@@ -1,0 +1,44 @@
+// The interposer's shared state, for its own files only (interposer.cc,
+// region_calls.cc, fork_signals.cc, exit_summary.cc).
+#pragma once
+#include <mutex>
+
+#include "engine/engine.h"
+#include "managed_map.h"
+#include "selection.h"
+
+namespace mtier::lib {
+
+// What freed tables did, kept for the exit summary.
+struct Totals {
+  uint64_t missing_faults = 0, minor_faults = 0, wp_faults = 0, fetches = 0, prefetches = 0;
+  uint64_t evictions = 0, writebacks = 0, demotions = 0, errors = 0;
+  void add(const TableStats& s);
+};
+
+struct State {
+  std::mutex mu;              // guards everything below
+  Selection selection;
+  ManagedMap map;
+  Engine* engine = nullptr;   // once started
+  bool failed = false;        // the engine could not start: plain allocation
+  bool child = false;         // a forked child: plain allocation
+  bool summary = false;       // print the summary at exit
+  Totals freed;               // tables freed so far
+  uint64_t tables_created = 0, bytes_created = 0;
+};
+
+State& state();
+
+// Under state().mu: the engine, started if needed; nullptr when it cannot run.
+Engine* engine_locked();
+// Under state().mu: frees the table of m and forgets m.
+void release_locked(const Managed* m);
+
+// Installs the SIGSEGV handler that explains a forked child's touch of the
+// region and chains to the handler installed before it.
+void install_segv_handler();
+void install_fork_handlers();
+void register_exit_summary();
+
+}  // namespace mtier::lib

@@ -1,0 +1,42 @@
+// The allocator and memory-map functions the interposer forwards to: the
+// next definitions after libmtier.so (dlsym RTLD_NEXT; normally glibc's),
+// resolved once by an explicit state machine that tolerates recursion
+// (jemalloc's malloc_init_hard): dlsym may itself call calloc/malloc, and the
+// thread resolving is then served from a static bootstrap arena.
+#pragma once
+#include <sys/types.h>
+
+#include <cstddef>
+
+namespace mtier::lib {
+
+struct NextFns {
+  void* (*malloc)(size_t);
+  void (*free)(void*);
+  void* (*calloc)(size_t, size_t);
+  void* (*realloc)(void*, size_t);
+  int (*posix_memalign)(void**, size_t, size_t);
+  void* (*aligned_alloc)(size_t, size_t);
+  void* (*memalign)(size_t, size_t);
+  void* (*valloc)(size_t);
+  void* (*pvalloc)(size_t);
+  size_t (*malloc_usable_size)(void*);
+  void* (*mmap)(void*, size_t, int, int, int, off_t);
+  int (*munmap)(void*, size_t);
+  void* (*mremap)(void*, size_t, size_t, int, ...);
+  int (*madvise)(void*, size_t, int);
+};
+
+// The next functions, resolving them on first use. While the calling thread
+// is itself resolving (inside dlsym), returns nullptr: the caller must then
+// serve the request from the bootstrap arena.
+const NextFns* next();
+
+// Bootstrap arena: a static buffer for the few allocations dlsym makes.
+// Returns nullptr when exhausted (64 KiB). Frees of arena memory are no-ops.
+void* arena_alloc(size_t bytes, size_t align);
+bool arena_owns(const void* p);
+// The size an arena block was allocated with.
+size_t arena_size(const void* p);
+
+}  // namespace mtier::lib
