@@ -15,7 +15,13 @@ void print_summary() {
   RuntimeScope runtime;
   State& st = state();
   std::lock_guard<std::mutex> lk(st.mu);
-  if (st.child || !st.engine) return;  // nothing was managed here
+  if (st.child) return;  // the parent reports
+  if (log::level() < log::Level::kNotice) log::set_level(log::Level::kNotice);
+  if (!st.engine) {
+    MTIER_LOG_NOTICE("summary: no managed tables (no allocation was selected: min_bytes %.1f MiB%s)",
+                     mib(st.selection.min_bytes()), st.failed ? "; the engine could not start" : "");
+    return;
+  }
   Totals t = st.freed;
   for (char* base : st.map.overlapping(nullptr, reinterpret_cast<char*>(UINTPTR_MAX))) {
     TableStats s;
@@ -24,14 +30,13 @@ void print_summary() {
   EngineStats e = st.engine->stats();
   uint64_t store_used = 0;
   for (auto& s : e.stores) store_used += s.used_bytes;
-  if (log::level() < log::Level::kNotice) log::set_level(log::Level::kNotice);
   MTIER_LOG_NOTICE("summary: tables %llu created (%.1f MiB), %zu live",
                    static_cast<unsigned long long>(st.tables_created), mib(st.bytes_created),
                    st.map.size());
   MTIER_LOG_NOTICE("summary: DRAM budget %.1f MiB, peak resident %.1f MiB; slow tier budget "
-                   "%.1f MiB, resident now %.1f MiB; store used %.1f MiB",
+                   "%.1f MiB, peak resident %.1f MiB; store used %.1f MiB now",
                    mib(e.budget_bytes), mib(e.peak_resident_bytes), mib(e.slow_budget_bytes),
-                   mib(e.slow_resident_bytes), mib(store_used));
+                   mib(e.slow_peak_bytes), mib(store_used));
   MTIER_LOG_NOTICE("summary: faults missing %llu, minor %llu, wp %llu; fetches %llu, prefetches "
                    "%llu; migrations: evictions %llu (written back %llu), demotions %llu; "
                    "errors %llu, over-budget faults %llu",

@@ -21,6 +21,7 @@ class Selection {
 
   // The smallest size that can be selected: a fast test before the lock.
   uint64_t smallest() const { return smallest_; }
+  uint64_t min_bytes() const { return min_bytes_; }
   // True when an allocation of `bytes` is a candidate by size.
   bool by_size(uint64_t bytes) const;
   // Decides for the next candidate: true to manage it, with *name its name

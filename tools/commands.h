@@ -6,5 +6,6 @@ namespace mtier::tools {
 
 int cmd_demo(int argc, char** argv);
 int cmd_bench(int argc, char** argv);
+int cmd_run(int argc, char** argv);
 
 }  // namespace mtier::tools

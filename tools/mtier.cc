@@ -19,6 +19,8 @@ const Command kCommands[] = {
      "throughput ratio"},
     {"bench", mtier::tools::cmd_bench,
      "benchmarks: `mtier bench fault` measures the per-page costs of the fault path and stores"},
+    {"run", mtier::tools::cmd_run,
+     "run a program with libmtier.so preloaded: its big allocations become managed tables"},
 };
 
 void usage(FILE* out) {

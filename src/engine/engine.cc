@@ -148,7 +148,7 @@ EngineStats Engine::stats() {
                 c.wild_faults.load(), c.store_full.load(), c.store_errors.load(),
                 c.sampled_pages.load(), r.overruns(), core_->slow.budget_pages() * 4096,
                 static_cast<uint64_t>(std::max<int64_t>(core_->slow.resident(), 0)) * 4096,
-                c.demote_failures.load(), {}};
+                c.demote_failures.load(), core_->slow.peak() * 4096, {}};
   for (auto& st : core_->stores)
     s.stores.push_back({st->kind(), st->path(), st->mode(), st->capacity_slots() * 4096,
                         st->used_slots() * 4096});

@@ -41,6 +41,7 @@ struct EngineStats {
   uint64_t region_bytes, tables;
   uint64_t wild_faults, store_full, store_errors, sampled_pages, budget_overruns;
   uint64_t slow_budget_bytes, slow_resident_bytes, demote_failures;
+  uint64_t slow_peak_bytes;
   std::vector<StoreStats> stores;
 };
 
