@@ -15,6 +15,7 @@
 
 using mtier::lib::arena_alloc;
 using mtier::lib::arena_owns;
+using mtier::lib::in_inherited;
 using mtier::lib::in_region;
 using mtier::lib::managed_alloc;
 using mtier::lib::maybe_candidate;
@@ -39,6 +40,7 @@ MTIER_OVERRIDE void* malloc(size_t n) {
 MTIER_OVERRIDE void free(void* p) {
   if (!p || arena_owns(p)) return;
   if (in_region(p)) return mtier::lib::managed_free(p);
+  if (in_inherited(p) && mtier::lib::inherited_record(p, true)) return;  // a forked child's copy
   if (const mtier::lib::NextFns* f = next()) f->free(p);
 }
 
@@ -55,7 +57,8 @@ MTIER_OVERRIDE void* calloc(size_t n, size_t size) {
 
 MTIER_OVERRIDE void* realloc(void* p, size_t n) {
   if (!p) return malloc(n);
-  if (in_region(p)) return mtier::lib::managed_realloc(p, n);
+  if (in_region(p) || (in_inherited(p) && mtier::lib::inherited_record(p, false)))
+    return mtier::lib::managed_realloc(p, n);
   if (arena_owns(p)) {
     void* q = malloc(n);
     if (q) memcpy(q, p, n < mtier::lib::arena_size(p) ? n : mtier::lib::arena_size(p));
@@ -119,7 +122,8 @@ MTIER_OVERRIDE void* pvalloc(size_t n) {
 
 MTIER_OVERRIDE size_t malloc_usable_size(void* p) {
   if (!p) return 0;
-  if (in_region(p)) return mtier::lib::managed_usable_size(p);
+  if (in_region(p) || (in_inherited(p) && mtier::lib::inherited_record(p, false)))
+    return mtier::lib::managed_usable_size(p);
   if (arena_owns(p)) return mtier::lib::arena_size(p);
   return next()->malloc_usable_size(p);
 }

@@ -24,6 +24,10 @@ void child() {
   State& st = state();
   st.child = true;
   g_smallest_candidate.store(UINT64_MAX);
+  g_inherited_lo.store(g_region_lo.load());
+  g_inherited_hi.store(g_region_hi.load());
+  g_region_lo.store(0);
+  g_region_hi.store(0);
   st.mu.unlock();
 }
 
@@ -47,7 +51,7 @@ void chain(int sig, siginfo_t* info, void* ctx) {
 void on_segv(int sig, siginfo_t* info, void* ctx) {
   // st.child is read without the lock: the handler may not block, and the
   // flag is written once, before the child runs any code of its own.
-  if (state().child && in_region(info->si_addr)) return explain_and_die(info->si_addr);
+  if (state().child && in_inherited(info->si_addr)) return explain_and_die(info->si_addr);
   chain(sig, info, ctx);
 }
 

@@ -16,6 +16,7 @@ namespace mtier::lib {
 
 std::atomic<uint64_t> g_smallest_candidate{UINT64_MAX};
 std::atomic<uintptr_t> g_region_lo{0}, g_region_hi{0};
+std::atomic<uintptr_t> g_inherited_lo{0}, g_inherited_hi{0};
 
 namespace {
 
@@ -105,6 +106,9 @@ void release_locked(const Managed* m) {
     TableStats s;
     if (st.engine->table_stats(m->id, &s) == 0) st.freed.add(s);
     (void)st.engine->free_table(m->id);
+    // Freed memory faults with SIGSEGV, as unmapped memory would, instead of
+    // reaching the fault handler as an access outside every table (SIGBUS).
+    (void)sys::protect(m->base, m->capacity, false);
   }
   st.map.erase(m);
 }
@@ -172,6 +176,15 @@ void* managed_realloc(void* p, size_t n) {
   memcpy(q, p, n < usable ? n : usable);
   managed_free(p);
   return q;
+}
+
+bool inherited_record(const void* p, bool forget) {
+  State& st = state();
+  std::lock_guard<std::mutex> lk(st.mu);
+  Managed* m = st.map.find(p);
+  if (!m || m->ptr != p) return false;
+  if (forget) st.map.erase(m);
+  return true;
 }
 
 bool in_forked_child() {

@@ -24,6 +24,11 @@ extern std::atomic<uint64_t> g_smallest_candidate;
 // The region's bounds once the engine runs ([0, 0) before).
 extern std::atomic<uintptr_t> g_region_lo, g_region_hi;
 
+// In a forked child: the parent's region bounds. The child's own plain
+// memory may land there (the region is not mapped in the child), so only
+// pointers the parent handed out (inherited_record) are treated as tables.
+extern std::atomic<uintptr_t> g_inherited_lo, g_inherited_hi;
+
 // Reads the options and turns the interposer on (called once, at load).
 void activate();
 
@@ -59,8 +64,18 @@ int region_munmap(void* addr, size_t len);
 void* region_mremap(void* old, size_t old_size, size_t new_size, int flags, void* new_addr);
 int region_madvise(void* addr, size_t len, int advice);
 
+inline bool in_inherited(const void* p) {
+  auto a = reinterpret_cast<uintptr_t>(p);
+  return a >= g_inherited_lo.load(std::memory_order_relaxed) &&
+         a < g_inherited_hi.load(std::memory_order_relaxed);
+}
+// In a forked child: true when p is exactly a pointer the parent's
+// interposer handed out; with `forget`, the record is dropped (free).
+bool inherited_record(const void* p, bool forget);
+
 // Fork: the atfork handlers take and drop the interposer's lock; the child
-// stops managing (its copy of the region is not mapped: MADV_DONTFORK).
+// stops managing (its copy of the region is not mapped: MADV_DONTFORK):
+// g_region_* become empty and g_inherited_* hold the parent's bounds.
 bool in_forked_child();
 
 }  // namespace mtier::lib

@@ -37,6 +37,9 @@ MTIER_OVERRIDE void* mmap64(void* addr, size_t len, int prot, int flags, int fd,
 MTIER_OVERRIDE int munmap(void* addr, size_t len) {
   if (!mtier::in_runtime() && mtier::lib::overlaps_region(addr, len))
     return mtier::lib::region_munmap(addr, len);
+  // A forked child unmapping an inherited table: forget it, and leave alone
+  // whatever the child itself has mapped at that address since.
+  if (mtier::lib::in_inherited(addr) && mtier::lib::inherited_record(addr, true)) return 0;
   return next()->munmap(addr, len);
 }
 

@@ -117,6 +117,44 @@ int region_madvise(void* addr, size_t len, int advice) {
   return rc ? -1 : 0;
 }
 
+namespace {
+
+// The part of mremap that needs no move: shrink, or grow back into pages a
+// shrink took. Sets *must_move when the mapping must move instead (under
+// the lock; returns nullptr then), or returns MAP_FAILED with errno.
+void* resize_in_place(char* o, size_t old_size, size_t new_size, int flags, bool* must_move) {
+  RuntimeScope runtime;
+  State& st = state();
+  std::lock_guard<std::mutex> lk(st.mu);
+  Managed* m = st.map.find(o);
+  if (!m || st.child || o + old_size > m->end()) {
+    errno = EFAULT;
+    return MAP_FAILED;
+  }
+  if (flags & MREMAP_FIXED) {
+    *must_move = true;
+    return nullptr;
+  }
+  if (new_size <= old_size) {
+    if (new_size < old_size) unmap_part(m, o + new_size, o + old_size);
+    return o;
+  }
+  if (o + new_size <= m->end()) {  // grow into pages unmapped before: they read as zeros
+    uint64_t first = static_cast<uint64_t>(o + old_size - m->base) / kPage;
+    m->remove_unmapped(first, first + (new_size - old_size) / kPage);
+    (void)sys::protect(o + old_size, new_size - old_size, true);
+    return o;
+  }
+  if (!(flags & MREMAP_MAYMOVE)) {
+    errno = ENOMEM;
+    return MAP_FAILED;
+  }
+  *must_move = true;
+  return nullptr;
+}
+
+}  // namespace
+
 void* region_mremap(void* old, size_t old_size, size_t new_size, int flags, void* new_addr) {
   auto o = static_cast<char*>(old);
   if (reinterpret_cast<uintptr_t>(o) % kPage || new_size == 0 || (flags & MREMAP_DONTUNMAP)) {
@@ -125,31 +163,11 @@ void* region_mremap(void* old, size_t old_size, size_t new_size, int flags, void
   }
   old_size = page_up(old_size);
   new_size = page_up(new_size);
-  RuntimeScope runtime;
-  State& st = state();
-  std::unique_lock<std::mutex> lk(st.mu);
-  Managed* m = st.map.find(o);
-  if (!m || st.child || o + old_size > m->end()) {
-    errno = EFAULT;
-    return MAP_FAILED;
-  }
-  if (!(flags & MREMAP_FIXED)) {
-    if (new_size <= old_size) {
-      if (new_size < old_size) unmap_part(m, o + new_size, o + old_size);
-      return old;
-    }
-    if (o + new_size <= m->end()) {  // grow into pages unmapped before: they read as zeros
-      uint64_t first = static_cast<uint64_t>(o + old_size - m->base) / kPage;
-      m->remove_unmapped(first, first + (new_size - old_size) / kPage);
-      (void)sys::protect(o + old_size, new_size - old_size, true);
-      return old;
-    }
-    if (!(flags & MREMAP_MAYMOVE)) {
-      errno = ENOMEM;
-      return MAP_FAILED;
-    }
-  }
-  lk.unlock();
+  bool must_move = false;
+  void* r = resize_in_place(o, old_size, new_size, flags, &must_move);
+  if (!must_move) return r;
+  // Outside the runtime scope: the new memory and the unmap of the old go
+  // through the interposer like the program's own calls.
   return move_mapping(o, old_size, new_size, (flags & MREMAP_FIXED) ? new_addr : nullptr);
 }
 

@@ -17,6 +17,12 @@ int Engine::create_table(const std::string& name, uint64_t bytes, void** addr) {
   int err = 0;
   Table* t = core_->tables.add(name, bytes, &err);
   if (!t) return err;
+  // Its pages may have been left PROT_NONE by a previous owner of the range
+  // (the preload makes unmapped memory fault as the kernel would).
+  if ((err = sys::protect(t->base, t->pages * 4096, true)) < 0) {
+    core_->tables.remove(t);
+    return err;
+  }
   *addr = t->base;
   return t->id;
 }

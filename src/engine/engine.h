@@ -52,7 +52,8 @@ class Engine {
   static std::unique_ptr<Engine> create(const Options& opts, int* err);
   ~Engine();
 
-  // A new table of `bytes`; *addr receives its page-aligned address.
+  // A new table of `bytes`, readable and writable; *addr receives its
+  // page-aligned address.
   // Returns the table id (> 0) or -errno.
   [[nodiscard]] int create_table(const std::string& name, uint64_t bytes, void** addr);
   // Frees the table: memory and store slots go back at once. 0 or -errno.
