@@ -11,6 +11,7 @@ packages=(
   googletest libgtest-dev
   liburing-dev libpmem2-dev libnuma-dev numactl libfuse3-dev fuse3 libmemkind-dev
   util-linux procps
+  python3 python3-numpy python3-torch
 )
 export DEBIAN_FRONTEND=noninteractive
 missing=()

@@ -1,0 +1,392 @@
+#!/usr/bin/python3
+"""A DLRM-style PyTorch trainer for mtier's tests and benchmark.
+
+Run it with Debian's /usr/bin/python3 (python3-torch 1.13, numpy); under mtier:
+
+    LD_PRELOAD=/path/to/libmtier.so MTIER_DRAM_BYTES=128M \\
+    MTIER_STORE_PATH=/var/tmp /usr/bin/python3 dlrm_train.py --preset ci
+
+The model follows facebookresearch/dlrm (dlrm_s_pytorch.py): one
+nn.EmbeddingBag per sparse feature, initialised the way DLRM does it (a
+float64 numpy array from np.random.uniform, cast to float32, copied into a
+new torch tensor that replaces the weight); a bottom MLP over the dense
+features; the dot interaction of the bottom MLP's output with every pooled
+embedding; a top MLP; BCEWithLogits loss; plain SGD. Tables whose dim is
+below the largest are projected to it by a bias-free linear layer, as in
+DLRM's mixed-dimension variant (PrEmbeddingBag).
+
+Stdout carries only what must match between runs:
+
+    step N loss <float.hex()>        one line per step
+    weights sha256 <hex>             all parameters' bytes, in a fixed order
+
+Everything else (workload, table bytes, timings, steps/s) goes to stderr,
+each line starting with '# '. '# steps_per_s X' counts the training steps
+only (forward, backward, SGD), not the init and not the generation of the
+next batch's ids (a real trainer's data loader runs beside the model).
+"""
+
+import argparse
+import hashlib
+import math
+import os
+import sys
+import textwrap
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from workload import Table, Workload, parse_size  # noqa: E402
+
+ZIPF_DEFAULT = "1.05,0.9,1.1,1.3,1.2,0.95"
+
+# Presets: table spec (count x rows x dim), steps, batch. Options given on
+# the command line override a preset's values.
+PRESETS = {
+    "small": dict(
+        tables="2x65536x64,2x16384x32", steps=20, batch=64,
+        doc="36 MiB in 4 tables; a smoke test that runs in seconds"),
+    "ci": dict(
+        tables="1x524288x64,2x262144x64,2x131072x32,2x65536x64,1x65536x32",
+        steps=30, batch=128,
+        doc="328 MiB in 8 tables of 8-128 MiB (dims 64 and 32); "
+            "trainer_identical.test's run and the benchmark's default"),
+    "cgroup": dict(
+        tables="2x2097152x64,4x1048576x64,4x524288x64,2x262144x32", steps=10,
+        batch=128,
+        doc="2.56 GiB in 12 tables of 32-512 MiB; trainer_cgroup.test "
+            "runs this mix (scaled by --table-bytes to 5/3 of its memory "
+            "cgroup limit) under the limit"),
+    "long": dict(
+        tables="2x2097152x64,4x1048576x64,4x524288x64,2x262144x32",
+        steps=5, batch=128, init="chunked", scale_to_ram=1.5,
+        doc="the 'cgroup' mix scaled to 1.5x this machine's MemTotal "
+            "(--table-bytes overrides), --init chunked; trainer_long.test "
+            "(make check-long)"),
+}
+
+
+def parse_tables(spec):
+    """'4x262144x64,2x65536x32' -> [(count, rows, dim), ...]; rows and dim
+    take k/m suffixes (x1024, x1048576)."""
+    out = []
+    for part in spec.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        fields = part.lower().split("x")
+        if len(fields) == 2:
+            fields.insert(0, "1")
+        if len(fields) != 3:
+            raise argparse.ArgumentTypeError(
+                f"table spec {part!r}: want COUNTxROWSxDIM (e.g. 4x262144x64)")
+        try:
+            count, rows, dim = (parse_size(f) for f in fields)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(f"table spec {part!r}: {e}")
+        if count < 1 or rows < 1 or dim < 1:
+            raise argparse.ArgumentTypeError(f"table spec {part!r}: zero size")
+        out.append((count, rows, dim))
+    if not out:
+        raise argparse.ArgumentTypeError("no tables")
+    return out
+
+
+def mem_total():
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemTotal:"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError("no MemTotal in /proc/meminfo")
+
+
+def log(msg):
+    print("# " + msg, file=sys.stderr, flush=True)
+
+
+def proc_status(field):
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def build_argparser():
+    presets = "\n".join(
+        f"  {k:7s} {v['tables']}, {v['steps']} steps, batch {v['batch']}:\n"
+        + textwrap.fill(v["doc"], width=78, initial_indent=" " * 10,
+                        subsequent_indent=" " * 10, break_on_hyphens=False)
+        for k, v in PRESETS.items())
+    p = argparse.ArgumentParser(
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="presets (--preset NAME; explicit options override it):\n"
+        + presets + "\n\n"
+        "Gradients are sparse (EmbeddingBag(sparse=True)) and torch.optim.SGD\n"
+        "applies them in place to the rows used. With sparse=False every\n"
+        "backward would allocate, zero-fill and free a dense gradient of each\n"
+        "table's full size, touching every page of every table every step.\n\n"
+        "Results are deterministic for a seed with --threads 1 (the default).")
+    p.add_argument("--preset", choices=sorted(PRESETS),
+                   help="a named workload (see below)")
+    p.add_argument("--tables", type=parse_tables, metavar="SPEC",
+                   help="embedding tables, COUNTxROWSxDIM[,...], e.g. "
+                        "4x262144x64,2x65536x32 (rows, dim: k/m suffixes); "
+                        "default: the preset's, else the 'ci' preset's")
+    p.add_argument("--table-bytes", type=parse_size, metavar="SIZE",
+                   help="scale every table's rows so that the tables total "
+                        "about SIZE bytes (suffixes K M G T), keeping the "
+                        "mix's proportions")
+    p.add_argument("--steps", type=int,
+                   help="training steps (default: the preset's, else 40)")
+    p.add_argument("--batch", type=int,
+                   help="samples per step (default: the preset's, else 128)")
+    p.add_argument("--pooling", type=float, default=16.0, metavar="MEAN",
+                   help="mean lookups per bag; each bag takes 1 + "
+                        "Poisson(MEAN - 1) rows (default 16)")
+    p.add_argument("--zipf", default=ZIPF_DEFAULT, metavar="S[,S...]",
+                   help="Zipf exponent(s) of row popularity, cycled over the "
+                        f"tables (default {ZIPF_DEFAULT})")
+    p.add_argument("--seed", type=int, default=42,
+                   help="seeds the init (numpy, torch) and the workload "
+                        "(default 42)")
+    p.add_argument("--threads", type=int, default=1,
+                   help="torch.set_num_threads (default 1; only 1 is "
+                        "guaranteed bit-reproducible)")
+    p.add_argument("--dense-features", type=int, default=13,
+                   help="dense features per sample (default 13, as Criteo)")
+    p.add_argument("--dense-mlp", default="64", metavar="H[-H...]",
+                   help="bottom MLP hidden layer sizes; its input is the "
+                        "dense features and its output the largest table "
+                        "dim (default 64)")
+    p.add_argument("--top-mlp", default="64-32", metavar="H[-H...]",
+                   help="top MLP hidden layer sizes; the output is 1 logit "
+                        "(default 64-32)")
+    p.add_argument("--lr", type=float, default=0.1,
+                   help="SGD learning rate (default 0.1)")
+    p.add_argument("--init", choices=["dlrm", "chunked"],
+                   help="'dlrm' (default): per table, the EmbeddingBag's own "
+                        "weight, then a float64 numpy array of the whole "
+                        "table, its float32 copy and a torch tensor copied "
+                        "from it that replaces the weight: short-lived "
+                        "buffers of 1x, 2x, 1x, 1x the table's size, as "
+                        "facebookresearch/dlrm does. 'chunked': one torch "
+                        "tensor per table filled in row chunks of "
+                        "--init-chunk bytes of float64 and given to the "
+                        "EmbeddingBag as its weight; the same values from "
+                        "the same numpy stream, without the huge temporaries "
+                        "(for tables larger than RAM). Default: the preset's, "
+                        "else dlrm")
+    p.add_argument("--describe", action="store_true",
+                   help="print the workload ('# workload', '# table_bytes', "
+                        "'# tables' lines on stderr) and exit without "
+                        "importing torch")
+    p.add_argument("--no-hash", action="store_true",
+                   help="do not print the weights' sha256 (it reads every "
+                        "table back: slow for tables far larger than DRAM)")
+    p.add_argument("--init-chunk", type=parse_size, default=32 << 20,
+                   metavar="SIZE",
+                   help="float64 bytes per chunk with --init chunked "
+                        "(default 32M)")
+    return p
+
+
+def numpy_linear(torch, n_in, n_out, bias=True):
+    """nn.Linear initialised as DLRM's create_mlp does (numpy normal)."""
+    layer = torch.nn.Linear(n_in, n_out, bias=bias)
+    std = np.sqrt(2.0 / (n_out + n_in))
+    W = np.random.normal(0.0, std, size=(n_out, n_in)).astype(np.float32)
+    layer.weight.data = torch.tensor(W, requires_grad=True)
+    if bias:
+        bt = np.random.normal(0.0, np.sqrt(1.0 / n_out), size=n_out).astype(np.float32)
+        layer.bias.data = torch.tensor(bt, requires_grad=True)
+    return layer
+
+
+def create_mlp(torch, sizes, last_activation):
+    layers = []
+    for i in range(len(sizes) - 1):
+        layers.append(numpy_linear(torch, sizes[i], sizes[i + 1]))
+        if i < len(sizes) - 2 or last_activation:
+            layers.append(torch.nn.ReLU())
+    return torch.nn.Sequential(*layers)
+
+
+def create_emb(torch, tables, init, chunk_bytes):
+    """The embedding tables, created and initialised one by one as in
+    facebookresearch/dlrm's create_emb (or in chunks; see --init)."""
+    emb_l = torch.nn.ModuleList()
+    for t in tables:
+        n, m = t.rows, t.dim
+        if init == "dlrm":
+            EE = torch.nn.EmbeddingBag(n, m, mode="sum", sparse=True)
+            # initialize embeddings (as DLRM does)
+            W = np.random.uniform(
+                low=-np.sqrt(1 / n), high=np.sqrt(1 / n), size=(n, m)
+            ).astype(np.float32)
+            # approach 1: copy into a new tensor that replaces the weight
+            EE.weight.data = torch.tensor(W, requires_grad=True)
+        else:
+            Wt = torch.empty(n, m, dtype=torch.float32)
+            rows = max(1, chunk_bytes // (8 * m))
+            for r0 in range(0, n, rows):
+                r1 = min(n, r0 + rows)
+                chunk = np.random.uniform(
+                    low=-np.sqrt(1 / n), high=np.sqrt(1 / n), size=(r1 - r0, m)
+                ).astype(np.float32)
+                Wt[r0:r1] = torch.from_numpy(chunk)
+                del chunk
+            EE = torch.nn.EmbeddingBag(n, m, mode="sum", sparse=True, _weight=Wt)
+            del Wt
+        emb_l.append(EE)
+    return emb_l
+
+
+def build_model(torch, w, dense_mlp, top_mlp, init, chunk_bytes):
+    nn = torch.nn
+    base = max(t.dim for t in w.tables)
+
+    class DLRM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb_l = create_emb(torch, w.tables, init, chunk_bytes)
+            # Mixed dimensions: project small tables to the common dim.
+            self.proj_l = nn.ModuleList(
+                numpy_linear(torch, t.dim, base, bias=False) if t.dim != base
+                else nn.Identity() for t in w.tables)
+            self.bot_l = create_mlp(
+                torch, [w.n_dense] + dense_mlp + [base], last_activation=True)
+            nf = len(w.tables) + 1
+            self.top_l = create_mlp(
+                torch, [base + nf * (nf - 1) // 2] + top_mlp + [1],
+                last_activation=False)
+            li, lj = torch.tril_indices(nf, nf, offset=-1)
+            self.register_buffer("li", li, persistent=False)
+            self.register_buffer("lj", lj, persistent=False)
+
+        def forward(self, dense, sparse):
+            x = self.bot_l(dense)
+            ly = [proj(emb(idx, off))
+                  for emb, proj, (idx, off) in zip(self.emb_l, self.proj_l, sparse)]
+            T = torch.cat([x] + ly, dim=1).view(x.shape[0], -1, base)
+            Z = torch.bmm(T, torch.transpose(T, 1, 2))
+            Zflat = Z[:, self.li, self.lj]
+            return self.top_l(torch.cat([x, Zflat], dim=1))
+
+    return DLRM()
+
+
+def weights_sha256(model, chunk=64 << 20):
+    """sha256 over every parameter in named_parameters() order: its name,
+    shape and dtype, then its bytes, read in row chunks (no full copy)."""
+    h = hashlib.sha256()
+    for name, p in model.named_parameters():
+        a = p.detach().contiguous().numpy()
+        h.update(f"{name} {tuple(a.shape)} {a.dtype}\n".encode())
+        if a.ndim == 0 or a.size == 0:
+            h.update(a.tobytes())
+            continue
+        rows = max(1, chunk // max(1, a[0].nbytes))
+        for r0 in range(0, a.shape[0], rows):
+            h.update(memoryview(np.ascontiguousarray(a[r0:r0 + rows])).cast("B"))
+    return h.hexdigest()
+
+
+def main():
+    args = build_argparser().parse_args()
+    preset = PRESETS.get(args.preset, {})
+    spec = args.tables or parse_tables(preset.get("tables", PRESETS["ci"]["tables"]))
+    steps = args.steps if args.steps is not None else preset.get("steps", 40)
+    batch = args.batch if args.batch is not None else preset.get("batch", 128)
+    init = args.init or preset.get("init", "dlrm")
+    target = args.table_bytes
+    if target is None and args.tables is None and "scale_to_ram" in preset:
+        target = int(preset["scale_to_ram"] * mem_total())
+    if target is not None:
+        cur = sum(c * r * d * 4 for c, r, d in spec)
+        spec = [(c, max(1, round(r * target / cur)), d) for c, r, d in spec]
+    zipf = [float(z) for z in args.zipf.split(",") if z.strip()]
+    if not zipf or min(zipf) <= 0:
+        sys.exit("dlrm_train.py: --zipf wants positive exponents")
+    tables = []
+    for c, r, d in spec:
+        for _ in range(c):
+            tables.append(Table(r, d, zipf[len(tables) % len(zipf)]))
+    dense_mlp = [int(x) for x in args.dense_mlp.replace(",", "-").split("-") if x]
+    top_mlp = [int(x) for x in args.top_mlp.replace(",", "-").split("-") if x]
+    if steps < 1 or batch < 1 or args.pooling < 1:
+        sys.exit("dlrm_train.py: --steps, --batch and --pooling must be >= 1")
+    w = Workload(tables, batch, steps, args.pooling, args.dense_features, args.seed)
+
+    t0 = time.monotonic()
+    log(f"workload: {w.describe()}")
+    log(f"table_bytes {w.table_bytes}")
+    log(f"tables {' '.join(str(t.bytes) for t in tables)}")
+    if args.describe:
+        return
+    import torch
+    torch.set_num_threads(args.threads)
+    log(f"model: bottom MLP {[w.n_dense] + dense_mlp + [max(t.dim for t in tables)]}, "
+        f"dot interaction, top MLP {top_mlp + [1]}, BCEWithLogits, SGD lr {args.lr}, "
+        f"sparse gradients, init {init}, torch {torch.__version__}, "
+        f"{torch.get_num_threads()} thread(s)")
+
+    np.random.seed(args.seed)
+    torch.manual_seed(args.seed)
+    model = build_model(torch, w, dense_mlp, top_mlp, init, args.init_chunk)
+    opt = torch.optim.SGD(model.parameters(), lr=args.lr)
+    loss_fn = torch.nn.BCEWithLogitsLoss()
+    t_init = time.monotonic() - t0
+    log(f"init_s {t_init:.3f}")
+    log(f"rss_after_init_bytes {proc_status('VmRSS')}")
+
+    compute = 0.0
+    half_compute = 0.0
+    step_times = []
+    t_start = time.monotonic()
+    out = sys.stdout
+    for step, (dense, sparse, labels) in enumerate(w.batches()):
+        inputs = (torch.from_numpy(dense),
+                  [(torch.from_numpy(i), torch.from_numpy(o)) for i, o in sparse],
+                  torch.from_numpy(labels))
+        c0 = time.perf_counter()
+        z = model(inputs[0], inputs[1])
+        loss = loss_fn(z, inputs[2])
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        value = loss.item()
+        dt = time.perf_counter() - c0
+        step_times.append(dt)
+        compute += dt
+        if step >= steps // 2:
+            half_compute += dt
+        out.write(f"step {step} loss {value.hex()}\n")
+        out.flush()
+        if not math.isfinite(value):
+            log(f"loss not finite at step {step}")
+    wall = time.monotonic() - t_start
+    log(f"train_s {compute:.3f} (forward, backward, SGD; {wall:.3f} s with "
+        "the workload generator)")
+    log(f"steps_per_s {steps / compute:.3f}")
+    log(f"steady_steps_per_s {(steps - steps // 2) / half_compute:.3f} "
+        "(second half of the steps)")
+    log(f"wall_steps_per_s {steps / wall:.3f} (including id generation)")
+    log(f"median_step_ms {1000 * float(np.median(step_times)):.3f} "
+        f"(min {1000 * min(step_times):.3f}, max {1000 * max(step_times):.3f})")
+    if not args.no_hash:
+        t_h = time.monotonic()
+        digest = weights_sha256(model)
+        out.write(f"weights sha256 {digest}\n")
+        out.flush()
+        log(f"hash_s {time.monotonic() - t_h:.3f}")
+    log(f"vmhwm_bytes {proc_status('VmHWM')}")
+
+
+if __name__ == "__main__":
+    main()
