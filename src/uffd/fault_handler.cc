@@ -135,8 +135,15 @@ void FaultHandler::resolve_present(Table* t, uint64_t page, uint64_t w, uint64_t
 int FaultHandler::resolve_ioctl(int rc, Table* t, uint64_t page, unsigned tid, const char* what) {
   if (rc == 0) return 0;
   if (rc == -EEXIST) return sys::uffd_wake(core_.uffd, t->page_addr(page), 4096);
-  MTIER_LOG_ERROR("table %s page %llu: %s: %s", t->name.c_str(),
-                  static_cast<unsigned long long>(page), what, strerror(-rc));
+  // EAGAIN: the address space was changing under the ioctl (the kernel's
+  // mmap_changing: a fork, mremap or memory pressure); the woken thread
+  // faults again and is served then, so it is no error.
+  if (rc == -EAGAIN)
+    MTIER_LOG_DEBUG("table %s page %llu: %s: %s; the access is retried", t->name.c_str(),
+                    static_cast<unsigned long long>(page), what, strerror(-rc));
+  else
+    MTIER_LOG_ERROR("table %s page %llu: %s: %s", t->name.c_str(),
+                    static_cast<unsigned long long>(page), what, strerror(-rc));
   (void)sys::uffd_wake(core_.uffd, t->page_addr(page), 4096);
   if (rc != -EAGAIN) fail_access(core_, t->page_addr(page), tid);
   return rc;
