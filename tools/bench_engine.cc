@@ -181,6 +181,7 @@ int probe_prefetch(BenchConfig& c, Samples* s) {
 int probe_sampler(BenchConfig& c, bool on, Samples* s) {
   Options o = base_options(c);
   o.scan_rate = on ? Options{}.scan_rate : 0;
+  o.scan_idle = true;  // the table fits: measure the sampler as if eviction were near
   EngineTable t;
   int rc = open_table(o, c.pages, &t);
   if (rc < 0) return rc;

@@ -31,6 +31,7 @@ struct Options {
   unsigned queue_depth = 64;        // io_uring depth for batched eviction / prefetch
   unsigned prefetch_pages = 0;      // adjacent absent pages fetched with a missing one
   uint64_t scan_rate = 128;         // sampler: pages zapped per second, upper bound
+  bool scan_idle = false;           // sampler also runs below the low watermark
   unsigned evict_batch = 256;       // pages written back per eviction batch
   uint64_t min_bytes = 64ull << 20; // preload: allocations >= this become tables
   std::string names;                // preload: comma-separated table names, allocation order

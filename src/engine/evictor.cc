@@ -38,10 +38,22 @@ void Evictor::run() {
     bool dram = core_.residency.over_high();
     if (dram || (core_.has_slow_tier() && core_.slow.over_high())) {
       if (evict_pass(!dram) == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    } else {
+    } else if (sampling_useful()) {
       sampler_.tick();
     }
   }
+}
+
+// The sampler's referenced bits only matter to an eviction that is near:
+// while every tier is below its low watermark it idles (unless scan_idle),
+// so that a trainer whose tables fit pays nothing for it. Measured with
+// scripts/bench-trainer.sh, budget 2x the tables, sampler always on: 0.93
+// of all-DRAM, against 1.02 with scan_rate=0. Heat then comes from faults.
+bool Evictor::sampling_useful() const {
+  if (core_.opts.scan_idle) return true;
+  if (core_.residency.resident() >= static_cast<int64_t>(core_.residency.low_pages())) return true;
+  return core_.has_slow_tier() &&
+         core_.slow.resident() >= static_cast<int64_t>(core_.slow.low_pages());
 }
 
 uint64_t Evictor::evict_pass(bool slow_tier) {

@@ -34,6 +34,8 @@ class Evictor {
 
  private:
   void run();
+  // Whether the access sampler should run now (see evictor.cc).
+  bool sampling_useful() const;
   // Evicts the given cold pages (with `force`, referenced ones too);
   // returns the pages freed, *err the first error.
   uint64_t evict(const std::vector<PageRef>& victims, bool force, int* err);

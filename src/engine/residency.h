@@ -21,7 +21,12 @@ class Residency {
   uint64_t low_pages() const { return limits_.pages_low(); }
   int64_t resident() const { return resident_.load(std::memory_order_acquire); }
   uint64_t peak() const { return peak_.load(std::memory_order_relaxed); }
-  bool over_high() const { return resident() > static_cast<int64_t>(high_pages()); }
+  // Over the high watermark, or full: with high_watermark=100 the budget
+  // itself is the mark, and a fault waiting for room must still get some.
+  bool over_high() const {
+    int64_t r = resident();
+    return r > static_cast<int64_t>(high_pages()) || r >= static_cast<int64_t>(budget_pages());
+  }
   // Pages the evictor should free to get back to the low watermark.
   uint64_t excess_over_low() const;
 

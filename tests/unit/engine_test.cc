@@ -14,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <random>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -139,6 +140,47 @@ TEST_F(EngineTest, TablesFourTimesTheBudgetSurviveEvictionAndStayWithinIt) {
   EXPECT_GT(s.fetches, 0u);
   EXPECT_LE(s.resident_pages, static_cast<uint64_t>(budget_pages()));
   EXPECT_EQ(engine_->stats().budget_overruns, 0u);
+}
+
+// high_watermark=100: eviction starts only when the budget is full, and a
+// fault waiting for room must wake it (this hung once: the evictor waited
+// for residency to pass the high mark, which a full budget never does).
+TEST_F(EngineTest, HighWatermarkAtTheBudgetStillEvicts) {
+  opts_.high_watermark = 100;
+  opts_.low_watermark = 95;
+  start();
+  int id;
+  const uint64_t pages = 3 * budget_pages();
+  char* t = table("full", pages * kPage, &id);
+  for (uint64_t p = 0; p < pages; p++) fill_page(t + p * kPage, pattern(id, p, 5));
+  for (uint64_t p = 0; p < pages; p++) ASSERT_TRUE(check_page(t + p * kPage, pattern(id, p, 5))) << p;
+  ASSERT_LE(kernel_resident(), budget_pages());
+  EXPECT_EQ(engine_->stats().budget_overruns, 0u);
+}
+
+// The sampler idles while DRAM is below the low watermark (tables that fit
+// pay nothing for it) and runs there with scan_idle.
+TEST_F(EngineTest, SamplerIdlesBelowTheLowWatermarkUnlessScanIdle) {
+  for (bool idle : {false, true}) {
+    SCOPED_TRACE(idle ? "scan_idle" : "default");
+    opts_.scan_idle = idle;
+    start();
+    int id;
+    char* t = table(idle ? "idle1" : "idle0", 64 * kPage, &id);  // 1/16 of the budget
+    uint64_t minor = 0;
+    for (int round = 0; round < 20 && minor == 0; round++) {
+      for (uint64_t p = 0; p < 64; p++) t[p * kPage] = static_cast<char>(round + 1);
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      TableStats st;
+      ASSERT_EQ(engine_->table_stats(id, &st), 0);
+      minor = st.minor_faults;
+    }
+    if (idle)
+      EXPECT_GT(minor, 0u) << "scan_idle: the sampler ran below the low watermark";
+    else
+      EXPECT_EQ(minor, 0u) << "the sampler ran although DRAM was far below the low watermark";
+    engine_.reset();
+  }
 }
 
 TEST_F(EngineTest, CleanPagesAreDroppedWithoutWriteBack) {
