@@ -1,4 +1,5 @@
-// mtier bench: dispatches to the benchmarks (bench_fault.cc for now).
+// mtier bench: dispatches to the benchmarks: the fault path (bench_fault.cc)
+// and the suite with its trace generator and replayer (bench_suite.h).
 #include <cstdio>
 #include <cstring>
 
@@ -7,17 +8,28 @@
 namespace mtier::tools {
 
 int bench_fault(int argc, char** argv);
+int bench_suite(int argc, char** argv);
+int bench_trace(int argc, char** argv);
+int bench_replay(int argc, char** argv);
 
 int cmd_bench(int argc, char** argv) {
   if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
     fprintf(argc < 2 ? stderr : stdout,
-            "usage: mtier bench fault [--help] [OPTIONS]\n\n"
+            "usage: mtier bench fault|suite|trace|replay [--help] [OPTIONS]\n\n"
             "  fault   per-page cost of the fault path (bare UFFDIO_COPY, first touch,\n"
             "          PMem and file-store fetch, sampling MINOR fault) and eviction\n"
-            "          throughput to each store, with ratios to their limits\n");
+            "          throughput to each store, with ratios to their limits\n"
+            "  suite   one embedding trace replayed all in DRAM, under mtier, through the\n"
+            "          kernel page cache and kernel swap at several DRAM budgets, beside\n"
+            "          the offline oracle's hit ratios (Belady's MIN, LRU)\n"
+            "  trace   generate a workload preset's lookup trace, print its statistics\n"
+            "  replay  replay a trace once on one kind of memory (the suite's runs)\n");
     return argc < 2 ? 2 : 0;
   }
   if (!strcmp(argv[1], "fault")) return bench_fault(argc - 1, argv + 1);
+  if (!strcmp(argv[1], "suite")) return bench_suite(argc - 1, argv + 1);
+  if (!strcmp(argv[1], "trace")) return bench_trace(argc - 1, argv + 1);
+  if (!strcmp(argv[1], "replay")) return bench_replay(argc - 1, argv + 1);
   fprintf(stderr, "mtier bench: unknown benchmark '%s' (try mtier bench --help)\n", argv[1]);
   return 2;
 }

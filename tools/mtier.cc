@@ -18,7 +18,8 @@ const Command kCommands[] = {
      "train the built-in sample model all-DRAM and under mtier; print the heat map and the "
      "throughput ratio"},
     {"bench", mtier::tools::cmd_bench,
-     "benchmarks: `mtier bench fault` measures the per-page costs of the fault path and stores"},
+     "benchmarks: `mtier bench suite` (mtier against the kernel page cache and swap, with\n"
+     "            an offline oracle), `mtier bench fault` (per-page costs of the fault path)"},
     {"run", mtier::tools::cmd_run,
      "run a program with libmtier.so preloaded: its big allocations become managed tables"},
 };

@@ -6,44 +6,12 @@
 #include <cstdio>
 #include <random>
 
+#include "zipf.h"
+
 namespace mtier::tools {
 namespace {
 
-// Samples ranks 0..n-1 with P(k) ~ 1/(k+1)^s by rejection-inversion
-// (Hoermann & Derflinger 1996, as in Apache Commons' Zipf sampler): O(1)
-// per sample, no table of n entries.
-class ZipfSampler {
- public:
-  ZipfSampler(uint64_t n, double e) : n_(n), e_(e) {
-    hx1_ = hint(1.5) - 1.0;
-    hn_ = hint(n + 0.5);
-    s_ = 2.0 - hint_inv(hint(2.5) - h(2.0));
-  }
-  uint64_t operator()(std::mt19937_64& rng) const {
-    std::uniform_real_distribution<double> u01(0.0, 1.0);
-    for (;;) {
-      double u = hn_ + u01(rng) * (hx1_ - hn_);
-      double x = hint_inv(u);
-      double k = std::clamp(std::floor(x + 0.5), 1.0, double(n_));
-      if (k - x <= s_ || u >= hint(k + 0.5) - h(k)) return static_cast<uint64_t>(k) - 1;
-    }
-  }
-
- private:
-  static double helper1(double x) { return std::abs(x) > 1e-8 ? std::log1p(x) / x : 1 - x / 2; }
-  static double helper2(double x) { return std::abs(x) > 1e-8 ? std::expm1(x) / x : 1 + x / 2; }
-  double h(double x) const { return std::exp(-e_ * std::log(x)); }
-  double hint(double x) const {
-    double lx = std::log(x);
-    return helper2((1.0 - e_) * lx) * lx;
-  }
-  double hint_inv(double x) const {
-    double t = std::max(-1.0, x * (1.0 - e_));
-    return std::exp(helper1(t) * x);
-  }
-  uint64_t n_;
-  double e_, hx1_, hn_, s_;
-};
+using bench::ZipfSampler;
 
 // Scatters popular ranks over the table, as hashed ids do in real models.
 uint64_t scatter(uint64_t rank, uint64_t rows) {

@@ -1,0 +1,364 @@
+#include "replayer.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <barrier>
+#include <cerrno>
+#include <chrono>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include "mtier.h"
+#include "oracle.h"
+
+namespace mtier::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr uint64_t kPage = 4096;
+
+double secs_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// The tables' memory, in the oracle's layout (tables one after another,
+// each on a page boundary) for every backing but mtier, whose tables are
+// separate but equally page-aligned: page-level behaviour is the same.
+struct Tables {
+  std::vector<float*> base;
+  std::vector<int> mtier_ids;
+  void* block = nullptr;
+  uint64_t block_bytes = 0;
+  int fd = -1;
+  std::string file;
+  Backing backing = Backing::kMalloc;
+
+  ~Tables() {
+    for (int id : mtier_ids) mtier_table_free(id);
+    if (backing == Backing::kMalloc) free(block);
+    else if (block) munmap(block, block_bytes);
+    if (fd >= 0) close(fd);
+    if (!file.empty()) unlink(file.c_str());
+  }
+};
+
+int fail(std::string* err, int rc, const std::string& why) {
+  *err = why;
+  return rc;
+}
+
+int allocate(const Trace& t, const ReplayOptions& o, Tables* tb, std::string* err) {
+  TableLayout layout = layout_tables(t.spec, kPage);
+  tb->backing = o.backing;
+  tb->block_bytes = layout.total_pages * kPage;
+  if (o.backing == Backing::kMtier) {
+    int rc = mtier_init(o.mtier_options.empty() ? nullptr : o.mtier_options.c_str());
+    if (rc < 0 && rc != -EALREADY)
+      return fail(err, rc, "mtier_init(\"" + o.mtier_options + "\"): " + strerror(-rc));
+    for (size_t i = 0; i < t.spec.tables.size(); i++) {
+      void* addr = nullptr;
+      std::string name = "emb" + std::to_string(i);
+      int id = mtier_table_create(name.c_str(), t.spec.tables[i].bytes(), &addr);
+      if (id < 0) return fail(err, id, "mtier_table_create(" + name + "): " + strerror(-id));
+      tb->mtier_ids.push_back(id);
+      tb->base.push_back(static_cast<float*>(addr));
+    }
+    return 0;
+  }
+  if (o.backing == Backing::kMalloc) {
+    tb->block = aligned_alloc(kPage, tb->block_bytes);
+    if (!tb->block) return fail(err, -ENOMEM, "aligned_alloc of the tables failed");
+  } else {
+    int flags = MAP_PRIVATE | MAP_ANONYMOUS;
+    if (o.backing == Backing::kFile) {
+      if (o.file_path.empty()) return fail(err, -EINVAL, "the file backing needs a file path");
+      tb->fd = open(o.file_path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+      if (tb->fd < 0) return fail(err, -errno, o.file_path + ": " + strerror(errno));
+      tb->file = o.file_path;
+      if (ftruncate(tb->fd, static_cast<off_t>(tb->block_bytes)) < 0)
+        return fail(err, -errno, o.file_path + ": ftruncate: " + strerror(errno));
+      flags = MAP_SHARED;
+    }
+    void* p = mmap(nullptr, tb->block_bytes, PROT_READ | PROT_WRITE, flags, tb->fd, 0);
+    if (p == MAP_FAILED) return fail(err, -errno, std::string("mmap of the tables: ") + strerror(errno));
+    tb->block = p;
+    if (o.madv_random && madvise(p, tb->block_bytes, MADV_RANDOM) < 0)
+      return fail(err, -errno, std::string("madvise(MADV_RANDOM): ") + strerror(errno));
+  }
+  for (size_t i = 0; i < t.spec.tables.size(); i++)
+    tb->base.push_back(reinterpret_cast<float*>(static_cast<char*>(tb->block) + layout.base[i]));
+  return 0;
+}
+
+// Deterministic initial values, the same for every backing (xorshift64*,
+// one stream per table), in [-0.05, 0.05).
+void init_tables(const Trace& t, const Tables& tb) {
+  for (size_t i = 0; i < t.spec.tables.size(); i++) {
+    uint64_t x = t.spec.seed * 0x9E3779B97F4A7C15ull + i + 1;
+    uint64_t n = t.spec.tables[i].rows * t.spec.tables[i].dim;
+    float* p = tb.base[i];
+    for (uint64_t k = 0; k < n; k++) {
+      x ^= x >> 12, x ^= x << 25, x ^= x >> 27;
+      uint64_t r = x * 0x2545F4914F6CDD1Dull;
+      p[k] = static_cast<float>(static_cast<double>(r >> 40) / double(1ull << 24) * 0.1 - 0.05);
+    }
+  }
+}
+
+uint64_t checksum(const Trace& t, const Tables& tb) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < t.spec.tables.size(); i++) {
+    auto* p = reinterpret_cast<const unsigned char*>(tb.base[i]);
+    for (uint64_t k = 0, n = t.spec.tables[i].bytes(); k < n; k++) h = (h ^ p[k]) * 0x100000001b3ull;
+  }
+  return h;
+}
+
+struct Counters {
+  uint64_t majflt = 0, read_bytes = 0, write_bytes = 0, pswpin = 0, pswpout = 0;
+  uint64_t misses = 0, fetched = 0, written = 0;
+};
+
+uint64_t keyed_value(const char* path, const char* key) {
+  std::ifstream in(path);
+  std::string k;
+  uint64_t v;
+  while (in >> k >> v)
+    if (k == key) return v;
+  return 0;
+}
+
+Counters counters(const Tables& tb) {
+  Counters c;
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  c.majflt = static_cast<uint64_t>(ru.ru_majflt);
+  c.read_bytes = keyed_value("/proc/self/io", "read_bytes:");
+  c.write_bytes = keyed_value("/proc/self/io", "write_bytes:");
+  c.pswpin = keyed_value("/proc/vmstat", "pswpin");
+  c.pswpout = keyed_value("/proc/vmstat", "pswpout");
+  for (int id : tb.mtier_ids) {
+    struct mtier_table_stats st {};
+    if (mtier_table_stats(id, &st) < 0) continue;
+    c.misses += st.missing_faults;
+    c.fetched += st.fetches + st.prefetches;
+    c.written += st.writebacks;
+  }
+  return c;
+}
+
+// One batch, run by `threads` workers that meet at barriers: forward (bags
+// split in contiguous ranges), then backward (row r of table i belongs to
+// worker (r + i) % threads, which applies its updates in trace order).
+class BatchRunner {
+ public:
+  BatchRunner(const Trace& t, const Tables& tb, float lr, unsigned threads)
+      : t_(t), tb_(tb), lr_(lr), threads_(threads) {
+    size_t bags = t.spec.tables.size() * t.spec.batch;
+    out_offset_.resize(bags + 1);
+    for (size_t bag = 0; bag < bags; bag++)
+      out_offset_[bag + 1] = out_offset_[bag] + t.spec.tables[bag / t.spec.batch].dim;
+    out_.resize(out_offset_[bags]);
+  }
+
+  void forward(const TraceBatch& b, unsigned w) {
+    size_t bags = out_offset_.size() - 1;
+    size_t lo = bags * w / threads_, hi = bags * (w + 1) / threads_;
+    for (size_t bag = lo; bag < hi; bag++) {
+      size_t table = bag / t_.spec.batch;
+      unsigned dim = t_.spec.tables[table].dim;
+      float* o = &out_[out_offset_[bag]];
+      std::fill(o, o + dim, 0.0f);
+      for (uint32_t k = b.offsets[bag]; k < b.offsets[bag + 1]; k++) {
+        const float* row = tb_.base[table] + uint64_t(b.rows[k]) * dim;
+        for (unsigned d = 0; d < dim; d++) o[d] += row[d];
+      }
+    }
+  }
+
+  void backward(const TraceBatch& b, unsigned w) {
+    size_t bags = out_offset_.size() - 1;
+    for (size_t bag = 0; bag < bags; bag++) {
+      size_t table = bag / t_.spec.batch;
+      unsigned dim = t_.spec.tables[table].dim;
+      const float* g = &out_[out_offset_[bag]];
+      for (uint32_t k = b.offsets[bag]; k < b.offsets[bag + 1]; k++) {
+        if ((b.rows[k] + table) % threads_ != w) continue;
+        float* row = tb_.base[table] + uint64_t(b.rows[k]) * dim;
+        for (unsigned d = 0; d < dim; d++) row[d] -= lr_ * g[d];
+      }
+    }
+  }
+
+  double loss() const {
+    double l = 0;
+    for (float v : out_) l += 0.5 * double(v) * double(v);
+    return l;
+  }
+
+ private:
+  const Trace& t_;
+  const Tables& tb_;
+  float lr_;
+  unsigned threads_;
+  std::vector<size_t> out_offset_;
+  std::vector<float> out_;
+};
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t i = static_cast<size_t>(std::ceil(p / 100.0 * v.size()));
+  return v[std::min(v.size() - 1, i ? i - 1 : 0)];
+}
+
+void run_batches(const Trace& t, const Tables& tb, const ReplayOptions& o, ReplayResult* r) {
+  unsigned threads = std::max(1u, o.threads);
+  BatchRunner runner(t, tb, o.lr, threads);
+  std::vector<double> batch_ms;
+  batch_ms.reserve(t.batches.size());
+  std::barrier sync(threads);
+  size_t current = 0;
+  Clock::time_point batch_start;
+  auto worker = [&](unsigned w) {
+    for (size_t i = 0; i < t.batches.size(); i++) {
+      if (w == 0) batch_start = Clock::now();
+      sync.arrive_and_wait();
+      runner.forward(t.batches[i], w);
+      sync.arrive_and_wait();
+      runner.backward(t.batches[i], w);
+      sync.arrive_and_wait();
+      if (w == 0) {
+        r->loss += runner.loss();
+        batch_ms.push_back(secs_since(batch_start) * 1e3);
+        current = i + 1;
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned w = 1; w < threads; w++) pool.emplace_back(worker, w);
+  worker(0);
+  for (auto& th : pool) th.join();
+  r->batches = current;
+  r->p50_ms = percentile(batch_ms, 50);
+  r->p90_ms = percentile(batch_ms, 90);
+  r->p99_ms = percentile(batch_ms, 99);
+  r->max_ms = batch_ms.empty() ? 0 : *std::max_element(batch_ms.begin(), batch_ms.end());
+}
+
+}  // namespace
+
+const char* backing_name(Backing b) {
+  switch (b) {
+    case Backing::kMalloc: return "malloc";
+    case Backing::kMtier: return "mtier";
+    case Backing::kFile: return "file";
+    case Backing::kAnon: return "anon";
+  }
+  return "?";
+}
+
+bool parse_backing(const std::string& s, Backing* out) {
+  for (Backing b : {Backing::kMalloc, Backing::kMtier, Backing::kFile, Backing::kAnon})
+    if (s == backing_name(b)) {
+      *out = b;
+      return true;
+    }
+  return false;
+}
+
+int replay(const Trace& t, const ReplayOptions& o, ReplayResult* r, std::string* err) {
+  *r = ReplayResult{};
+  auto t0 = Clock::now();
+  Tables tb;
+  if (int rc = allocate(t, o, &tb, err); rc < 0) return rc;
+  init_tables(t, tb);
+  r->init_seconds = secs_since(t0);
+  Counters before = counters(tb);
+  auto t1 = Clock::now();
+  run_batches(t, tb, o, r);
+  r->seconds = secs_since(t1);
+  Counters after = counters(tb);
+  r->lookups = t.lookups();
+  r->major_faults = after.majflt - before.majflt;
+  r->read_bytes = after.read_bytes - before.read_bytes;
+  r->write_bytes = after.write_bytes - before.write_bytes;
+  r->swap_in_pages = after.pswpin - before.pswpin;
+  r->swap_out_pages = after.pswpout - before.pswpout;
+  r->mtier_misses = after.misses - before.misses;
+  r->mtier_fetched_pages = after.fetched - before.fetched;
+  r->mtier_written_pages = after.written - before.written;
+  r->checksum = checksum(t, tb);
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  r->peak_rss_bytes = static_cast<uint64_t>(ru.ru_maxrss) * 1024;
+  return 0;
+}
+
+std::string format_result(const ReplayResult& r) {
+  char buf[1024];
+  snprintf(buf, sizeof buf,
+           "batches=%" PRIu64 " lookups=%" PRIu64 " init_seconds=%.6f seconds=%.6f p50_ms=%.4f "
+           "p90_ms=%.4f p99_ms=%.4f max_ms=%.4f loss=%a checksum=%016" PRIx64
+           " major_faults=%" PRIu64 " read_bytes=%" PRIu64 " write_bytes=%" PRIu64
+           " swap_in_pages=%" PRIu64 " swap_out_pages=%" PRIu64 " mtier_misses=%" PRIu64
+           " mtier_fetched_pages=%" PRIu64 " mtier_written_pages=%" PRIu64 " peak_rss_bytes=%" PRIu64,
+           r.batches, r.lookups, r.init_seconds, r.seconds, r.p50_ms, r.p90_ms, r.p99_ms, r.max_ms,
+           r.loss, r.checksum, r.major_faults, r.read_bytes, r.write_bytes, r.swap_in_pages,
+           r.swap_out_pages, r.mtier_misses, r.mtier_fetched_pages, r.mtier_written_pages,
+           r.peak_rss_bytes);
+  return buf;
+}
+
+bool parse_result(const std::string& line, ReplayResult* r) {
+  std::map<std::string, std::string> kv;
+  std::istringstream in(line);
+  std::string tok;
+  while (in >> tok) {
+    size_t eq = tok.find('=');
+    if (eq == std::string::npos) return false;
+    kv[tok.substr(0, eq)] = tok.substr(eq + 1);
+  }
+  const char* keys[] = {"batches", "lookups", "init_seconds", "seconds", "p50_ms", "p90_ms",
+                        "p99_ms", "max_ms", "loss", "checksum", "major_faults", "read_bytes",
+                        "write_bytes", "swap_in_pages", "swap_out_pages", "mtier_misses",
+                        "mtier_fetched_pages", "mtier_written_pages", "peak_rss_bytes"};
+  for (const char* k : keys)
+    if (!kv.count(k)) return false;
+  auto u = [&](const char* k) { return strtoull(kv[k].c_str(), nullptr, 10); };
+  auto d = [&](const char* k) { return strtod(kv[k].c_str(), nullptr); };
+  *r = ReplayResult{};
+  r->batches = u("batches");
+  r->lookups = u("lookups");
+  r->init_seconds = d("init_seconds");
+  r->seconds = d("seconds");
+  r->p50_ms = d("p50_ms");
+  r->p90_ms = d("p90_ms");
+  r->p99_ms = d("p99_ms");
+  r->max_ms = d("max_ms");
+  r->loss = d("loss");
+  r->checksum = strtoull(kv["checksum"].c_str(), nullptr, 16);
+  r->major_faults = u("major_faults");
+  r->read_bytes = u("read_bytes");
+  r->write_bytes = u("write_bytes");
+  r->swap_in_pages = u("swap_in_pages");
+  r->swap_out_pages = u("swap_out_pages");
+  r->mtier_misses = u("mtier_misses");
+  r->mtier_fetched_pages = u("mtier_fetched_pages");
+  r->mtier_written_pages = u("mtier_written_pages");
+  r->peak_rss_bytes = u("peak_rss_bytes");
+  return true;
+}
+
+}  // namespace mtier::bench

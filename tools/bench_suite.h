@@ -1,0 +1,104 @@
+// mtier bench suite: one trace replayed against every configuration at
+// every DRAM budget (all in DRAM; mtier with a file store; the kernel page
+// cache with and without MADV_RANDOM; kernel swap), each run in its own
+// child process, the kernel configurations (and mtier) under a memory
+// cgroup of the budget plus a slack; beside them the offline oracle's MIN
+// and LRU hit ratios. The results feed a text table, JSON and a PNG plot.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <utility>
+#include <string>
+#include <vector>
+
+#include "oracle.h"
+#include "replayer.h"
+#include "trace.h"
+
+namespace mtier::tools::suite {
+
+enum class Config { kDram, kMtier, kPageCache, kPageCacheRandom, kSwap };
+const char* config_name(Config c);  // "dram", "mtier", "pagecache", "pagecache-random", "swap"
+std::string config_what(Config c);  // one line for the table's legend
+bool parse_config(const std::string& s, Config* out);
+inline bool is_kernel(Config c) { return c == Config::kPageCache || c == Config::kPageCacheRandom || c == Config::kSwap; }
+
+struct SuiteOptions {
+  std::string preset = "meta2022";
+  uint64_t table_bytes = 0;      // 0: the preset's
+  uint32_t batches = 0;          // 0: the preset's
+  uint64_t seed = 0;             // 0: the preset's
+  std::string trace_file;        // replay this trace instead of generating one
+  std::vector<unsigned> budgets{100, 50, 25, 10};  // % of the table bytes
+  std::vector<Config> configs{Config::kDram, Config::kMtier, Config::kPageCache,
+                              Config::kPageCacheRandom, Config::kSwap};
+  unsigned repeats = 3;
+  unsigned threads = 1;
+  std::string dir = "/var/tmp";  // store, page-cache file and swap file go here
+  uint64_t slack = 0;            // cgroup limit = budget + slack; 0: measured (see run_suite)
+  std::string mtier_options;     // extra mtier options ("name=value,...")
+  unsigned timeout_s = 600;      // per run; a run past it is killed
+  bool json = false;
+  std::string plot;              // PNG path ("" = none)
+  std::string self;              // this program (for the child runs)
+  bool quiet = false;            // no progress lines
+};
+
+struct Run {
+  bool ok = false;
+  std::string failure;  // why not ok: "OOM-killed", "timed out after 600 s", the child's error
+  bench::ReplayResult result;
+};
+
+struct Cell {  // one configuration at one budget
+  Cell() = default;
+  Cell(Config c, unsigned pct) : config(c), budget_pct(pct) {}
+  Config config = Config::kDram;
+  unsigned budget_pct = 0;
+  std::vector<Run> runs;
+  std::string skipped;  // why it was not run at all
+  // Medians over the successful runs:
+  double lookups_per_second = 0, p99_ms = 0;
+  double hit_ratio = -1;  // measured (1 - misses / references); -1 unknown
+  double read_bytes = 0, written_bytes = 0;
+  bool complete() const;  // every run ok and replayed the whole trace
+};
+
+struct BudgetResult {
+  unsigned pct = 0;
+  uint64_t bytes = 0;
+  uint64_t cgroup_limit = 0;
+  bench::OracleResult oracle;
+  std::vector<Cell> cells;
+};
+
+struct Goal {
+  Goal() = default;
+  explicit Goal(std::string w) : what(std::move(w)) {}
+  std::string what;
+  bool evaluated = false, met = false;
+  std::string figure;
+};
+
+struct SuiteResults {
+  bench::WorkloadSpec spec;
+  std::string locality;         // the trace's measured statistics, one line
+  uint64_t lookups = 0, references = 0;  // trace lookups; page references (oracle)
+  std::string machine, environment;      // where it ran; cgroup, swap, store
+  Cell dram;                               // the baseline (budget-independent)
+  std::vector<BudgetResult> budgets;
+  std::vector<Goal> goals;
+  std::vector<std::string> notes;          // refusals, mismatches
+  bool data_identical = true;              // every run's loss and checksum equal the baseline's
+};
+
+// Runs everything; progress lines go to stderr. Returns 0, or 1 with *err
+// when the suite cannot run at all (bad trace, nothing to compare).
+int run_suite(const SuiteOptions& o, SuiteResults* r, std::string* err);
+void evaluate_goals(SuiteResults* r);
+
+void print_text(FILE* out, const SuiteOptions& o, const SuiteResults& r);
+void print_json(FILE* out, const SuiteOptions& o, const SuiteResults& r);
+int write_plot(const SuiteResults& r, const std::string& path, std::string* err);
+
+}  // namespace mtier::tools::suite

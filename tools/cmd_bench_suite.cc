@@ -1,0 +1,186 @@
+// mtier bench suite: the command line (see bench_suite.h for what it runs).
+#include <getopt.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+#include <string>
+
+#include "bench_suite.h"
+#include "config/options.h"
+
+namespace mtier::tools {
+namespace {
+
+void usage(FILE* out) {
+  fprintf(out,
+          "usage: mtier bench suite [OPTIONS]\n\n"
+          "Generates an embedding lookup trace (or reads one) and replays the same trace\n"
+          "in every configuration at every DRAM budget B, each run in its own process:\n"
+          "  dram              all tables in DRAM, no mtier (the upper bound)\n"
+          "  mtier             mtier with a DRAM budget of B and a file store\n"
+          "  pagecache         tables in a file mapped MAP_SHARED (the kernel page cache)\n"
+          "  pagecache-random  the same with MADV_RANDOM\n"
+          "  swap              anonymous tables, kernel swap to a swap file\n"
+          "The kernel configurations and mtier run in a memory cgroup (v1 or v2) limited\n"
+          "to B plus a slack; the suite makes and removes the cgroups and the swap file\n"
+          "itself (root). Beside them: the offline oracle's hit ratios (Belady's MIN and\n"
+          "LRU with B bytes of pages). Prints a table per budget with lookups/s, the\n"
+          "ratio to all-DRAM, mtier over the best kernel configuration, hit ratios and\n"
+          "the bytes read and written below DRAM, then the goals with PASS/MISS.\n\n"
+          "  --preset NAME       workload preset (default meta2022; mtier bench trace --list)\n"
+          "  --table-bytes SIZE  scale the preset's tables to about SIZE in all (e.g. 1G)\n"
+          "  --batches N         batches in the trace (default: the preset's)\n"
+          "  --seed N            trace seed (default: the preset's)\n"
+          "  --trace FILE        replay this trace (from mtier bench trace -o) instead\n"
+          "  --budgets LIST      DRAM budgets in %% of the table bytes (default 100,50,25,10)\n"
+          "  --configs LIST      configurations to run (default all five)\n"
+          "  --repeats N         runs per configuration, interleaved (default 3)\n"
+          "  --threads N         replayer threads (default 1)\n"
+          "  --dir DIR           where the store, page-cache file, swap file and trace go\n"
+          "                      (default /var/tmp; all on the same disk)\n"
+          "  --slack SIZE        cgroup limit = budget + SIZE (default: what the first all-DRAM\n"
+          "                      run used beyond its tables, + 8M)\n"
+          "  -o NAME=VALUE       an mtier option for the mtier runs (repeatable)\n"
+          "  --timeout S         seconds a run may take before it is killed (default 600);\n"
+          "                      a configuration that times out is not run at smaller budgets\n"
+          "  --json              print one JSON object instead of the tables\n"
+          "  --plot FILE.png     also draw lookups/s against the budget, a line per configuration\n"
+          "  -q, --quiet         no progress lines on stderr\n"
+          "  -h, --help          this text\n\n"
+          "Exit status: 0 when every run that ran computed the same losses and tables as\n"
+          "the all-DRAM run (the goals are reported, not enforced), 1 when the suite could\n"
+          "not run or data differed, 2 for a usage error.\n");
+}
+
+bool parse_unsigned(const char* s, unsigned lo, unsigned hi, unsigned* out) {
+  char* end;
+  errno = 0;
+  unsigned long v = strtoul(s, &end, 10);
+  if (errno || *end || end == s || v < lo || v > hi) return false;
+  *out = static_cast<unsigned>(v);
+  return true;
+}
+
+int bad(const char* opt, const char* value, const char* want) {
+  fprintf(stderr, "mtier bench suite: %s '%s': %s\n", opt, value, want);
+  return 2;
+}
+
+std::string self_exe(const char* argv0) {
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n > 0) return std::string(buf, static_cast<size_t>(n));
+  return argv0;
+}
+
+}  // namespace
+
+int bench_suite(int argc, char** argv) {
+  enum { kPreset = 256, kTableBytes, kBatches, kSeed, kTrace, kBudgets, kConfigs, kRepeats, kThreads,
+         kDir, kSlack, kTimeout, kJson, kPlot };
+  static const option longopts[] = {
+      {"preset", required_argument, nullptr, kPreset}, {"table-bytes", required_argument, nullptr, kTableBytes},
+      {"batches", required_argument, nullptr, kBatches}, {"seed", required_argument, nullptr, kSeed},
+      {"trace", required_argument, nullptr, kTrace}, {"budgets", required_argument, nullptr, kBudgets},
+      {"configs", required_argument, nullptr, kConfigs}, {"repeats", required_argument, nullptr, kRepeats},
+      {"threads", required_argument, nullptr, kThreads}, {"dir", required_argument, nullptr, kDir},
+      {"slack", required_argument, nullptr, kSlack}, {"timeout", required_argument, nullptr, kTimeout},
+      {"json", no_argument, nullptr, kJson}, {"plot", required_argument, nullptr, kPlot},
+      {"quiet", no_argument, nullptr, 'q'}, {"help", no_argument, nullptr, 'h'}, {nullptr, 0, nullptr, 0}};
+  suite::SuiteOptions o;
+  o.self = self_exe(argv[0]);
+  optind = 1;
+  int c;
+  while ((c = getopt_long(argc, argv, "o:qh", longopts, nullptr)) != -1) {
+    switch (c) {
+      case kPreset: o.preset = optarg; break;
+      case kTableBytes:
+        if (parse_size(optarg, &o.table_bytes) < 0 || o.table_bytes < (1u << 20))
+          return bad("--table-bytes", optarg, "want a size of at least 1M (K, M, G suffixes)");
+        break;
+      case kBatches:
+        if (!parse_unsigned(optarg, 1, 100000000, &o.batches)) return bad("--batches", optarg, "want 1 or more");
+        break;
+      case kSeed: {
+        char* end;
+        o.seed = strtoull(optarg, &end, 10);
+        if (*end || !o.seed) return bad("--seed", optarg, "want a positive integer");
+        break;
+      }
+      case kTrace: o.trace_file = optarg; break;
+      case kBudgets: {
+        o.budgets.clear();
+        std::stringstream ss(optarg);
+        for (std::string item; std::getline(ss, item, ',');) {
+          unsigned pct;
+          if (!parse_unsigned(item.c_str(), 1, 1000, &pct)) return bad("--budgets", optarg, "want percentages 1 to 1000, comma-separated");
+          o.budgets.push_back(pct);
+        }
+        if (o.budgets.empty()) return bad("--budgets", optarg, "want at least one budget");
+        break;
+      }
+      case kConfigs: {
+        o.configs.clear();
+        std::stringstream ss(optarg);
+        for (std::string item; std::getline(ss, item, ',');) {
+          suite::Config cfg;
+          if (!suite::parse_config(item, &cfg))
+            return bad("--configs", optarg, "want dram, mtier, pagecache, pagecache-random, swap, comma-separated");
+          o.configs.push_back(cfg);
+        }
+        if (o.configs.empty()) return bad("--configs", optarg, "want at least one configuration");
+        break;
+      }
+      case kRepeats:
+        if (!parse_unsigned(optarg, 1, 1000, &o.repeats)) return bad("--repeats", optarg, "want 1 to 1000");
+        break;
+      case kThreads:
+        if (!parse_unsigned(optarg, 1, 256, &o.threads)) return bad("--threads", optarg, "want 1 to 256");
+        break;
+      case kDir: o.dir = optarg; break;
+      case kSlack:
+        if (parse_size(optarg, &o.slack) < 0 || !o.slack) return bad("--slack", optarg, "want a size above 0 (K, M, G suffixes)");
+        break;
+      case kTimeout:
+        if (!parse_unsigned(optarg, 1, 86400, &o.timeout_s)) return bad("--timeout", optarg, "want 1 to 86400 seconds");
+        break;
+      case kJson: o.json = true; break;
+      case kPlot: o.plot = optarg; break;
+      case 'o':
+        if (!strchr(optarg, '=')) return bad("-o", optarg, "want NAME=VALUE (an option of mtier.conf(5))");
+        o.mtier_options += (o.mtier_options.empty() ? "" : ",") + std::string(optarg);
+        break;
+      case 'q': o.quiet = true; break;
+      case 'h': usage(stdout); return 0;
+      default: usage(stderr); return 2;
+    }
+  }
+  if (optind < argc) {
+    fprintf(stderr, "mtier bench suite: unexpected argument '%s' (try --help)\n", argv[optind]);
+    return 2;
+  }
+  suite::SuiteResults r;
+  std::string err;
+  if (suite::run_suite(o, &r, &err) != 0) {
+    fprintf(stderr, "mtier bench suite: %s\n", err.c_str());
+    return 1;
+  }
+  if (o.json)
+    suite::print_json(stdout, o, r);
+  else
+    suite::print_text(stdout, o, r);
+  if (!o.plot.empty()) {
+    if (suite::write_plot(r, o.plot, &err) < 0) {
+      fprintf(stderr, "mtier bench suite: plot %s: %s\n", o.plot.c_str(), err.c_str());
+      return 1;
+    }
+    if (!o.quiet) fprintf(stderr, "bench suite: plot written to %s\n", o.plot.c_str());
+  }
+  return r.data_identical ? 0 : 1;
+}
+
+}  // namespace mtier::tools
