@@ -164,7 +164,7 @@ Counters counters(const Tables& tb) {
 class BatchRunner {
  public:
   BatchRunner(const Trace& t, const Tables& tb, float lr, unsigned threads)
-      : t_(t), tb_(tb), lr_(lr), threads_(threads) {
+      : t_(t), tb_(tb), lr_(lr / static_cast<float>(std::max(1u, t.spec.batch))), threads_(threads) {
     size_t bags = t.spec.tables.size() * t.spec.batch;
     out_offset_.resize(bags + 1);
     for (size_t bag = 0; bag < bags; bag++)
@@ -204,7 +204,7 @@ class BatchRunner {
   double loss() const {
     double l = 0;
     for (float v : out_) l += 0.5 * double(v) * double(v);
-    return l;
+    return l / std::max(1u, t_.spec.batch);
   }
 
  private:
@@ -241,6 +241,7 @@ void run_batches(const Trace& t, const Tables& tb, const ReplayOptions& o, Repla
       sync.arrive_and_wait();
       if (w == 0) {
         r->loss += runner.loss();
+        r->lookups += t.batches[i].rows.size();
         batch_ms.push_back(secs_since(batch_start) * 1e3);
         current = i + 1;
       }
@@ -290,7 +291,6 @@ int replay(const Trace& t, const ReplayOptions& o, ReplayResult* r, std::string*
   run_batches(t, tb, o, r);
   r->seconds = secs_since(t1);
   Counters after = counters(tb);
-  r->lookups = t.lookups();
   r->major_faults = after.majflt - before.majflt;
   r->read_bytes = after.read_bytes - before.read_bytes;
   r->write_bytes = after.write_bytes - before.write_bytes;

@@ -2,9 +2,11 @@
 // and sum each bag's rows) and backward pass (an SGD update of the same
 // rows) on tables placed in memory of one kind, and measures it.
 //
-// The arithmetic is fixed: loss = 0.5 * |out|^2 summed over bags, so the
-// gradient of a bag's output is the output itself and each looked-up row
-// takes row -= lr * out(bag). Threads split the forward by bags and the
+// The arithmetic is fixed: loss = 0.5 * |out|^2 summed over bags and
+// averaged over the batch's samples, so the gradient of a bag's output is
+// out / batch and each looked-up row takes row -= (lr / batch) * out(bag)
+// (averaging keeps the hottest rows, hit hundreds of times a batch, from
+// growing without bound). Threads split the forward by bags and the
 // backward by row ownership (a row is updated by one thread, in trace
 // order), so losses and final tables are bit-identical for any thread count
 // and any memory: the checksums prove that data survived every migration.
@@ -37,7 +39,7 @@ struct ReplayOptions {
 };
 
 struct ReplayResult {
-  uint64_t batches = 0, lookups = 0;
+  uint64_t batches = 0, lookups = 0;  // executed (the whole trace when complete)
   double init_seconds = 0;   // allocating and initialising the tables
   double seconds = 0;        // replaying the trace
   double lookups_per_second() const { return seconds > 0 ? lookups / seconds : 0; }

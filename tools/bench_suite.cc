@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <filesystem>
 #include <memory>
 
 #include "cgroup.h"
@@ -26,6 +27,11 @@ namespace mtier::tools::suite {
 namespace {
 
 constexpr uint64_t kPage = 4096;
+
+// SIGINT, SIGTERM, SIGHUP: the run in progress is killed and the suite
+// tears down its swap file, cgroups and scratch files before it exits.
+volatile sig_atomic_t g_interrupted = 0;
+void on_interrupt(int) { g_interrupted = 1; }
 
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -83,9 +89,9 @@ struct Context {
   uint64_t trace_bytes = 0;
   bench::CgroupSupport cg;
   bench::SwapFile swap;
-  std::string swap_refused;  // why the swap configuration cannot run
   std::string work;          // scratch directory for this run
   unsigned seq = 0;
+  uint64_t batches = 0, lookups = 0;  // what every run must replay
 };
 
 std::vector<std::string> child_args(Context& c, Config cfg, uint64_t budget, std::string* file) {
@@ -94,8 +100,9 @@ std::vector<std::string> child_args(Context& c, Config cfg, uint64_t budget, std
   switch (cfg) {
     case Config::kDram: a.insert(a.end(), {"--backing", "malloc"}); break;
     case Config::kMtier: {
+      // A directory: the store's file is unlinked as soon as it is made, so
+      // nothing is left behind by a run that is killed.
       std::string opts = "dram_bytes=" + std::to_string(budget) + ",store_path=" + c.work +
-                         "/store-" + std::to_string(c.seq) +
                          ",store_bytes=" + std::to_string(c.table_bytes + (64ull << 20));
       if (!c.o.mtier_options.empty()) opts += "," + c.o.mtier_options;
       a.insert(a.end(), {"--backing", "mtier", "--mtier", opts});
@@ -126,14 +133,20 @@ Run run_child(Context& c, Config cfg, uint64_t budget, bench::MemoryCgroup* cg) 
   c.seq++;
   std::string file;
   std::vector<std::string> args = child_args(c, cfg, budget, &file);
-  int out[2], errp[2];
+  int out[2] = {-1, -1}, errp[2] = {-1, -1};
+  auto close_all = [&] {
+    for (int fd : {out[0], out[1], errp[0], errp[1]})
+      if (fd >= 0) close(fd);
+  };
   if (pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
     run.failure = std::string("pipe: ") + strerror(errno);
+    close_all();
     return run;
   }
   pid_t pid = fork();
   if (pid < 0) {
     run.failure = std::string("fork: ") + strerror(errno);
+    close_all();
     return run;
   }
   if (pid == 0) {
@@ -155,18 +168,22 @@ Run run_child(Context& c, Config cfg, uint64_t budget, bench::MemoryCgroup* cg) 
   close(errp[1]);
   std::string so, se;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(c.o.timeout_s);
-  bool timed_out = false;
+  bool timed_out = false, interrupted = false;
   pollfd fds[2] = {{out[0], POLLIN, 0}, {errp[0], POLLIN, 0}};
   int open_fds = 2;
   while (open_fds > 0) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
-    if (left <= 0) {
-      timed_out = true;
+    if (left <= 0 || g_interrupted) {
+      (left <= 0 ? timed_out : interrupted) = true;
       kill(pid, SIGKILL);
       break;
     }
     int n = poll(fds, 2, static_cast<int>(std::min<long long>(left, 1000)));
-    if (n < 0 && errno != EINTR) break;
+    if (n < 0 && errno != EINTR) {
+      run.failure = std::string("poll: ") + strerror(errno);
+      kill(pid, SIGKILL);
+      break;
+    }
     for (int i = 0; i < 2; i++) {
       if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       char buf[4096];
@@ -185,7 +202,11 @@ Run run_child(Context& c, Config cfg, uint64_t budget, bench::MemoryCgroup* cg) 
   int status = 0;
   waitpid(pid, &status, 0);
   if (!file.empty()) unlink(file.c_str());  // the child removes it unless killed
-  if (timed_out) {
+  if (!run.failure.empty()) {
+    // poll failed; the child was killed
+  } else if (interrupted) {
+    run.failure = "interrupted";
+  } else if (timed_out) {
     run.failure = "timed out after " + std::to_string(c.o.timeout_s) + " s";
   } else if (WIFSIGNALED(status)) {
     bool oom = WTERMSIG(status) == SIGKILL && cg && cg->oom_kills() > 0;
@@ -194,8 +215,13 @@ Run run_child(Context& c, Config cfg, uint64_t budget, bench::MemoryCgroup* cg) 
     run.failure = "exit " + std::to_string(WEXITSTATUS(status)) + ": " + last_line(se);
   } else {
     size_t at = so.rfind("result ");
-    if (at == std::string::npos || !bench::parse_result(last_line(so.substr(at + 7)), &run.result))
+    std::string line = at == std::string::npos ? "" : so.substr(at + 7, so.find('\n', at) - at - 7);
+    if (line.empty() || !bench::parse_result(line, &run.result))
       run.failure = "no result line in the replayer's output";
+    else if (run.result.batches != c.batches || run.result.lookups != c.lookups)
+      run.failure = "replayed " + std::to_string(run.result.batches) + " of " + std::to_string(c.batches) +
+                    " batches, " + std::to_string(run.result.lookups) + " of " + std::to_string(c.lookups) +
+                    " lookups";
     else
       run.ok = true;
   }
@@ -265,6 +291,8 @@ int prepare_trace(const SuiteOptions& o, Context* c, SuiteResults* r, bench::Tra
   c->trace_bytes = static_cast<uint64_t>(st.st_size);
   r->spec = t->spec;
   r->lookups = t->lookups();
+  c->lookups = r->lookups;
+  c->batches = t->batches.size();
   r->locality = bench::describe(bench::compute_locality(*t));
   // Budgets are shares of the tables' pages: at 100% every page fits.
   c->table_bytes = bench::layout_tables(t->spec, kPage).total_pages * kPage;
@@ -348,6 +376,15 @@ bool Cell::complete() const {
 }
 
 int run_suite(const SuiteOptions& o, SuiteResults* r, std::string* err) {
+  // Declared before the context, so destroyed after it: the swap file is
+  // off before its directory goes.
+  struct Cleanup {
+    std::string dir;
+    ~Cleanup() {
+      std::error_code ec;
+      if (!dir.empty()) std::filesystem::remove_all(dir, ec);
+    }
+  } cleanup;
   Context c(o);
   char tmpl[512];
   snprintf(tmpl, sizeof tmpl, "%s/mtier-bench-XXXXXX", o.dir.c_str());
@@ -356,10 +393,10 @@ int run_suite(const SuiteOptions& o, SuiteResults* r, std::string* err) {
     return 1;
   }
   c.work = tmpl;
-  struct Cleanup {
-    std::string dir;
-    ~Cleanup() { std::string cmd = "rm -rf '" + dir + "'"; if (system(cmd.c_str())) {} }
-  } cleanup{c.work};
+  cleanup.dir = c.work;
+  struct sigaction sa {};
+  sa.sa_handler = on_interrupt;
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
 
   bench::Trace trace;
   if (prepare_trace(o, &c, r, &trace, err) < 0) return 1;
@@ -370,7 +407,7 @@ int run_suite(const SuiteOptions& o, SuiteResults* r, std::string* err) {
   // The oracle, at every budget.
   std::vector<uint64_t> refs = replay_references(trace, &r->references);
   std::vector<uint64_t> caps;
-  for (unsigned pct : o.budgets) caps.push_back(std::max<uint64_t>(1, c.table_bytes * pct / 100 / kPage));
+  for (unsigned pct : o.budgets) caps.push_back(std::max<uint64_t>(1, c.table_bytes * pct / 100 / kPage));  // = BudgetResult::bytes
   std::vector<bench::OracleResult> oracle = bench::simulate(refs, caps);
   for (auto& res : oracle) res.references = r->references;  // the replay's: see replay_references
   refs.clear();
@@ -387,20 +424,23 @@ int run_suite(const SuiteOptions& o, SuiteResults* r, std::string* err) {
   bool cg_ok = c.cg.version != bench::CgroupVersion::kNone && geteuid() == 0;
   if (c.cg.version != bench::CgroupVersion::kNone && geteuid() != 0) cg_name += " (not usable: not root)";
   if (c.cg.version != bench::CgroupVersion::kNone) bench::remove_stale_cgroups(c.cg);
-  if (want_kernel && !cg_ok)
-    r->notes.push_back("the kernel configurations need a memory cgroup and root: " + cg_name +
-                       "; they are not run");
+  if (want_kernel && !cg_ok) {
+    *err = "the kernel configurations (pagecache, pagecache-random, swap) need a memory cgroup and root: " +
+           cg_name + "; run as root, or leave them out with --configs dram,mtier";
+    return 1;
+  }
   bool want_swap = cg_ok && std::find(o.configs.begin(), o.configs.end(), Config::kSwap) != o.configs.end();
   if (want_swap) {
     uint64_t swap_bytes = c.table_bytes + c.table_bytes / 4 + (64ull << 20);
     progress(o, "bench suite: making a %s swap file in %s\n", mib(swap_bytes), c.work);
     std::string why;
     if (bench::SwapFile::create(c.work + "/swapfile", swap_bytes, &c.swap, &why) < 0) {
-      c.swap_refused = "no swap file: " + why;
-      r->notes.push_back("the swap configuration is not run: " + why);
+      *err = "the swap configuration needs a swap file: " + why + "; leave it out with --configs";
+      return 1;
     }
   }
-  uint64_t other_swap = bench::active_swap_bytes() - (c.swap.path().empty() ? 0 : c.swap.bytes());
+  uint64_t active = bench::active_swap_bytes(), ours = c.swap.path().empty() ? 0 : c.swap.bytes();
+  uint64_t other_swap = active > ours ? active - ours : 0;
   std::string swap_line = "; swap: " +
                           (c.swap.path().empty() ? std::string("none made") : mib(c.swap.bytes()) + " swap file") +
                           (other_swap ? ", " + mib(other_swap) + " of other swap active" : "") +
@@ -418,7 +458,7 @@ int run_suite(const SuiteOptions& o, SuiteResults* r, std::string* err) {
   for (size_t i = 0; i < o.budgets.size(); i++) {
     BudgetResult b;
     b.pct = o.budgets[i];
-    b.bytes = c.table_bytes * b.pct / 100 / kPage * kPage;
+    b.bytes = std::max(kPage, c.table_bytes * b.pct / 100 / kPage * kPage);
     b.oracle = oracle[i];
     for (Config cfg : o.configs)
       if (cfg != Config::kDram) b.cells.emplace_back(cfg, b.pct);
@@ -446,10 +486,7 @@ int run_suite(const SuiteOptions& o, SuiteResults* r, std::string* err) {
     }
     for (auto& b : r->budgets) {
       for (auto& cell : b.cells) {
-        if (!cell.skipped.empty()) continue;
-        bool needs_cg = is_kernel(cell.config);
-        if (needs_cg && !cg_ok) { cell.skipped = "no usable memory cgroup"; continue; }
-        if (cell.config == Config::kSwap && !c.swap_refused.empty()) { cell.skipped = c.swap_refused; continue; }
+        if (!cell.skipped.empty() || cell.stopped || g_interrupted) continue;
         std::unique_ptr<bench::MemoryCgroup> cg;
         if (cg_ok) {
           cg = std::make_unique<bench::MemoryCgroup>();
@@ -467,7 +504,7 @@ int run_suite(const SuiteOptions& o, SuiteResults* r, std::string* err) {
                  run_line(cell.runs.back()));
         // A run that timed out is not repeated, nor run at smaller budgets.
         if (!cell.runs.back().ok && cell.runs.back().failure.rfind("timed out", 0) == 0) {
-          cell.skipped = cell.runs.back().failure;
+          cell.stopped = true;
           for (auto& later : r->budgets)
             if (later.pct < b.pct)
               for (auto& lc : later.cells)
@@ -479,6 +516,10 @@ int run_suite(const SuiteOptions& o, SuiteResults* r, std::string* err) {
   }
   std::string why;
   if (!c.swap.path().empty() && c.swap.destroy(&why) < 0) r->notes.push_back("swap file: " + why);
+  if (g_interrupted) {
+    *err = "interrupted: the run in progress was killed; the swap file, cgroups and scratch files are removed";
+    return 1;
+  }
 
   // Every run must compute the same losses and leave the same tables.
   summarise(&r->dram, r->references);
@@ -491,7 +532,8 @@ int run_suite(const SuiteOptions& o, SuiteResults* r, std::string* err) {
       for (auto& run : cell.runs) {
         if (!run.ok) continue;
         if (!ref) { ref = &run; continue; }
-        if (run.result.checksum != ref->result.checksum || run.result.loss != ref->result.loss) {
+        if (run.result.checksum != ref->result.checksum ||
+            memcmp(&run.result.loss, &ref->result.loss, sizeof(double)) != 0) {
           r->data_identical = false;
           r->notes.push_back(std::string("DATA MISMATCH: ") + config_name(cell.config) + " at " +
                              std::to_string(b.pct) + "% computed other losses or tables than the first run");

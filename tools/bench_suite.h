@@ -57,6 +57,7 @@ struct Cell {  // one configuration at one budget
   unsigned budget_pct = 0;
   std::vector<Run> runs;
   std::string skipped;  // why it was not run at all
+  bool stopped = false; // a run timed out: not run again
   // Medians over the successful runs:
   double lookups_per_second = 0, p99_ms = 0;
   double hit_ratio = -1;  // measured (1 - misses / references); -1 unknown

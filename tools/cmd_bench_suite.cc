@@ -27,7 +27,8 @@ void usage(FILE* out) {
           "  swap              anonymous tables, kernel swap to a swap file\n"
           "The kernel configurations and mtier run in a memory cgroup (v1 or v2) limited\n"
           "to B plus a slack; the suite makes and removes the cgroups and the swap file\n"
-          "itself (root). Beside them: the offline oracle's hit ratios (Belady's MIN and\n"
+          "itself (root; without root, a memory cgroup or swapon it refuses to start:\n"
+          "pass --configs dram,mtier). Beside them: the oracle's hit ratios (Belady's MIN and\n"
           "LRU with B bytes of pages). Prints a table per budget with lookups/s, the\n"
           "ratio to all-DRAM, mtier over the best kernel configuration, hit ratios and\n"
           "the bytes read and written below DRAM, then the goals with PASS/MISS.\n\n"
@@ -92,12 +93,13 @@ int bench_suite(int argc, char** argv) {
       {"json", no_argument, nullptr, kJson}, {"plot", required_argument, nullptr, kPlot},
       {"quiet", no_argument, nullptr, 'q'}, {"help", no_argument, nullptr, 'h'}, {nullptr, 0, nullptr, 0}};
   suite::SuiteOptions o;
+  bool preset_set = false;
   o.self = self_exe(argv[0]);
   optind = 1;
   int c;
   while ((c = getopt_long(argc, argv, "o:qh", longopts, nullptr)) != -1) {
     switch (c) {
-      case kPreset: o.preset = optarg; break;
+      case kPreset: o.preset = optarg, preset_set = true; break;
       case kTableBytes:
         if (parse_size(optarg, &o.table_bytes) < 0 || o.table_bytes < (1u << 20))
           return bad("--table-bytes", optarg, "want a size of at least 1M (K, M, G suffixes)");
@@ -161,6 +163,15 @@ int bench_suite(int argc, char** argv) {
   }
   if (optind < argc) {
     fprintf(stderr, "mtier bench suite: unexpected argument '%s' (try --help)\n", argv[optind]);
+    return 2;
+  }
+  if (!o.trace_file.empty() && (preset_set || o.table_bytes || o.batches || o.seed)) {
+    fprintf(stderr, "mtier bench suite: --trace replays a trace as it is: leave out --preset, "
+                    "--table-bytes, --batches and --seed\n");
+    return 2;
+  }
+  if (o.trace_file.empty() && !bench::find_preset(o.preset)) {
+    fprintf(stderr, "mtier bench suite: unknown preset '%s' (mtier bench trace --list)\n", o.preset.c_str());
     return 2;
   }
   suite::SuiteResults r;
