@@ -99,11 +99,15 @@ std::vector<std::string> child_args(Context& c, Config cfg, uint64_t budget, std
                              std::to_string(c.o.threads)};
   switch (cfg) {
     case Config::kDram: a.insert(a.end(), {"--backing", "malloc"}); break;
-    case Config::kMtier: {
+    case Config::kMtier:
+    case Config::kMtierPmem: {
       // A directory: the store's file is unlinked as soon as it is made, so
-      // nothing is left behind by a run that is killed.
+      // nothing is left behind by a run that is killed. With PMem, the PMem
+      // store comes first and the file store takes what it cannot.
       std::string opts = "dram_bytes=" + std::to_string(budget) + ",store_path=" + c.work +
                          ",store_bytes=" + std::to_string(c.table_bytes + (64ull << 20));
+      if (cfg == Config::kMtierPmem)
+        opts += ",pmem_path=" + c.o.pmem + ",pmem_bytes=" + std::to_string(c.table_bytes + (64ull << 20));
       if (!c.o.mtier_options.empty()) opts += "," + c.o.mtier_options;
       a.insert(a.end(), {"--backing", "mtier", "--mtier", opts});
       break;
@@ -239,6 +243,7 @@ void summarise(Cell* cell, uint64_t references) {
     switch (cell->config) {
       case Config::kDram: break;
       case Config::kMtier:
+      case Config::kMtierPmem:
         misses = r.mtier_misses;
         read = r.mtier_fetched_pages * kPage;
         written = r.mtier_written_pages * kPage;
@@ -341,6 +346,7 @@ const char* config_name(Config c) {
   switch (c) {
     case Config::kDram: return "dram";
     case Config::kMtier: return "mtier";
+    case Config::kMtierPmem: return "mtier-pmem";
     case Config::kPageCache: return "pagecache";
     case Config::kPageCacheRandom: return "pagecache-random";
     case Config::kSwap: return "swap";
@@ -352,6 +358,7 @@ std::string config_what(Config c) {
   switch (c) {
     case Config::kDram: return "all tables in DRAM (malloc), no mtier, no limit: the upper bound";
     case Config::kMtier: return "mtier, DRAM budget B, file store (O_DIRECT, io_uring)";
+    case Config::kMtierPmem: return "mtier, DRAM budget B, PMem store (libpmem2) on --pmem, then the file store";
     case Config::kPageCache: return "tables in a file mapped MAP_SHARED, kernel page cache, default readahead";
     case Config::kPageCacheRandom: return "the same with madvise(MADV_RANDOM): no readahead";
     case Config::kSwap: return "anonymous tables, kernel swap to a swap file in the same directory";
@@ -360,7 +367,8 @@ std::string config_what(Config c) {
 }
 
 bool parse_config(const std::string& s, Config* out) {
-  for (Config c : {Config::kDram, Config::kMtier, Config::kPageCache, Config::kPageCacheRandom, Config::kSwap})
+  for (Config c : {Config::kDram, Config::kMtier, Config::kMtierPmem, Config::kPageCache,
+                   Config::kPageCacheRandom, Config::kSwap})
     if (s == config_name(c)) {
       *out = c;
       return true;
@@ -462,6 +470,9 @@ int run_suite(const SuiteOptions& o, SuiteResults* r, std::string* err) {
     b.oracle = oracle[i];
     for (Config cfg : o.configs)
       if (cfg != Config::kDram) b.cells.emplace_back(cfg, b.pct);
+    for (auto& cell : b.cells)
+      if (cell.config == Config::kMtierPmem && o.pmem.empty())
+        cell.skipped = "no PMem given (--pmem PATH); none on this machine?";
     r->budgets.push_back(b);
   }
   bool want_dram = std::find(o.configs.begin(), o.configs.end(), Config::kDram) != o.configs.end();

@@ -17,8 +17,9 @@
 
 namespace mtier::tools::suite {
 
-enum class Config { kDram, kMtier, kPageCache, kPageCacheRandom, kSwap };
-const char* config_name(Config c);  // "dram", "mtier", "pagecache", "pagecache-random", "swap"
+enum class Config { kDram, kMtier, kMtierPmem, kPageCache, kPageCacheRandom, kSwap };
+// "dram", "mtier", "mtier-pmem", "pagecache", "pagecache-random", "swap"
+const char* config_name(Config c);
 std::string config_what(Config c);  // one line for the table's legend
 bool parse_config(const std::string& s, Config* out);
 inline bool is_kernel(Config c) { return c == Config::kPageCache || c == Config::kPageCacheRandom || c == Config::kSwap; }
@@ -37,6 +38,8 @@ struct SuiteOptions {
   std::string dir = "/var/tmp";  // store, page-cache file and swap file go here
   uint64_t slack = 0;            // cgroup limit = budget + slack; 0: measured (see run_suite)
   std::string mtier_options;     // extra mtier options ("name=value,...")
+  std::string pmem;              // PMem for mtier-pmem (a DAX device, or a file or
+                                 // directory on a DAX filesystem); "" = not run
   unsigned timeout_s = 600;      // per run; a run past it is killed
   bool json = false;
   std::string plot;              // PNG path ("" = none)

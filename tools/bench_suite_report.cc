@@ -254,7 +254,7 @@ int write_plot(const SuiteResults& r, const std::string& path, std::string* err)
       plot::Series s{config_name(first.config), {}};
       for (auto& b : r.budgets) {
         const Cell* c = find(b, first.config);
-        if (c && c->complete() && c->lookups_per_second > 0) s.points.push_back({double(b.pct), c->lookups_per_second});
+        if (c && c->lookups_per_second > 0) s.points.push_back({double(b.pct), c->lookups_per_second});
       }
       if (!s.points.empty()) chart.series.push_back(s);
     }

@@ -2,6 +2,7 @@
 #include <getopt.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -22,6 +23,7 @@ void usage(FILE* out) {
           "in every configuration at every DRAM budget B, each run in its own process:\n"
           "  dram              all tables in DRAM, no mtier (the upper bound)\n"
           "  mtier             mtier with a DRAM budget of B and a file store\n"
+          "  mtier-pmem        the same with a PMem store first (only with --pmem)\n"
           "  pagecache         tables in a file mapped MAP_SHARED (the kernel page cache)\n"
           "  pagecache-random  the same with MADV_RANDOM\n"
           "  swap              anonymous tables, kernel swap to a swap file\n"
@@ -38,7 +40,9 @@ void usage(FILE* out) {
           "  --seed N            trace seed (default: the preset's)\n"
           "  --trace FILE        replay this trace (from mtier bench trace -o) instead\n"
           "  --budgets LIST      DRAM budgets in %% of the table bytes (default 100,50,25,10)\n"
-          "  --configs LIST      configurations to run (default all five)\n"
+          "  --configs LIST      configurations to run (default all but mtier-pmem)\n"
+          "  --pmem PATH         PMem for mtier-pmem: a DAX device (/dev/dax0.0), or a file or\n"
+          "                      directory on a DAX filesystem; adds mtier-pmem to the default set\n"
           "  --repeats N         runs per configuration, interleaved (default 3)\n"
           "  --threads N         replayer threads (default 1)\n"
           "  --dir DIR           where the store, page-cache file, swap file and trace go\n"
@@ -82,7 +86,7 @@ std::string self_exe(const char* argv0) {
 
 int bench_suite(int argc, char** argv) {
   enum { kPreset = 256, kTableBytes, kBatches, kSeed, kTrace, kBudgets, kConfigs, kRepeats, kThreads,
-         kDir, kSlack, kTimeout, kJson, kPlot };
+         kDir, kSlack, kTimeout, kJson, kPlot, kPmem };
   static const option longopts[] = {
       {"preset", required_argument, nullptr, kPreset}, {"table-bytes", required_argument, nullptr, kTableBytes},
       {"batches", required_argument, nullptr, kBatches}, {"seed", required_argument, nullptr, kSeed},
@@ -91,9 +95,10 @@ int bench_suite(int argc, char** argv) {
       {"threads", required_argument, nullptr, kThreads}, {"dir", required_argument, nullptr, kDir},
       {"slack", required_argument, nullptr, kSlack}, {"timeout", required_argument, nullptr, kTimeout},
       {"json", no_argument, nullptr, kJson}, {"plot", required_argument, nullptr, kPlot},
+      {"pmem", required_argument, nullptr, kPmem},
       {"quiet", no_argument, nullptr, 'q'}, {"help", no_argument, nullptr, 'h'}, {nullptr, 0, nullptr, 0}};
   suite::SuiteOptions o;
-  bool preset_set = false;
+  bool preset_set = false, configs_set = false;
   o.self = self_exe(argv[0]);
   optind = 1;
   int c;
@@ -126,12 +131,14 @@ int bench_suite(int argc, char** argv) {
         break;
       }
       case kConfigs: {
+        configs_set = true;
         o.configs.clear();
         std::stringstream ss(optarg);
         for (std::string item; std::getline(ss, item, ',');) {
           suite::Config cfg;
           if (!suite::parse_config(item, &cfg))
-            return bad("--configs", optarg, "want dram, mtier, pagecache, pagecache-random, swap, comma-separated");
+            return bad("--configs", optarg,
+                       "want dram, mtier, mtier-pmem, pagecache, pagecache-random, swap, comma-separated");
           o.configs.push_back(cfg);
         }
         if (o.configs.empty()) return bad("--configs", optarg, "want at least one configuration");
@@ -152,6 +159,7 @@ int bench_suite(int argc, char** argv) {
         break;
       case kJson: o.json = true; break;
       case kPlot: o.plot = optarg; break;
+      case kPmem: o.pmem = optarg; break;
       case 'o':
         if (!strchr(optarg, '=')) return bad("-o", optarg, "want NAME=VALUE (an option of mtier.conf(5))");
         o.mtier_options += (o.mtier_options.empty() ? "" : ",") + std::string(optarg);
@@ -164,6 +172,10 @@ int bench_suite(int argc, char** argv) {
   if (optind < argc) {
     fprintf(stderr, "mtier bench suite: unexpected argument '%s' (try --help)\n", argv[optind]);
     return 2;
+  }
+  if (!o.pmem.empty() && !configs_set) {  // the default set, with mtier-pmem after mtier
+    auto at = std::find(o.configs.begin(), o.configs.end(), suite::Config::kMtier);
+    o.configs.insert(at == o.configs.end() ? at : at + 1, suite::Config::kMtierPmem);
   }
   if (!o.trace_file.empty() && (preset_set || o.table_bytes || o.batches || o.seed)) {
     fprintf(stderr, "mtier bench suite: --trace replays a trace as it is: leave out --preset, "

@@ -29,16 +29,21 @@ void Residency::sub(int64_t pages) {
 bool Residency::wait_for_room(uint64_t pages) {
   if (resident() + static_cast<int64_t>(pages) <= static_cast<int64_t>(budget_pages())) return true;
   std::unique_lock<std::mutex> lk(mu_);
+  waiters_.fetch_add(1, std::memory_order_acq_rel);
+  bool room = true;
   for (;;) {
-    if (resident() + static_cast<int64_t>(pages) <= static_cast<int64_t>(budget_pages())) return true;
+    if (resident() + static_cast<int64_t>(pages) <= static_cast<int64_t>(budget_pages())) break;
     if (stuck()) {
       overruns_.fetch_add(1, std::memory_order_relaxed);
-      return false;
+      room = false;
+      break;
     }
     kicked_ = true;
     work_.notify_all();
     room_.wait_for(lk, std::chrono::milliseconds(50));
   }
+  waiters_.fetch_sub(1, std::memory_order_acq_rel);
+  return room;
 }
 
 void Residency::notify_progress() {

@@ -21,11 +21,12 @@ class Residency {
   uint64_t low_pages() const { return limits_.pages_low(); }
   int64_t resident() const { return resident_.load(std::memory_order_acquire); }
   uint64_t peak() const { return peak_.load(std::memory_order_relaxed); }
-  // Over the high watermark, or full: with high_watermark=100 the budget
-  // itself is the mark, and a fault waiting for room must still get some.
+  // Over the high watermark, or a fault is waiting for room: with
+  // high_watermark=100 the budget itself is the mark, which residency never
+  // passes, and a full budget must still be made room in when asked.
   bool over_high() const {
-    int64_t r = resident();
-    return r > static_cast<int64_t>(high_pages()) || r >= static_cast<int64_t>(budget_pages());
+    return resident() > static_cast<int64_t>(high_pages()) ||
+           waiters_.load(std::memory_order_acquire) > 0;
   }
   // Pages the evictor should free to get back to the low watermark.
   uint64_t excess_over_low() const;
@@ -52,6 +53,7 @@ class Residency {
   std::atomic<uint64_t> peak_{0};
   std::atomic<bool> stuck_{false};
   std::atomic<uint64_t> overruns_{0};
+  std::atomic<int> waiters_{0};  // faults blocked in wait_for_room
   std::mutex mu_;
   std::condition_variable room_, work_;
   bool kicked_ = false;
