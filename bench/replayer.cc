@@ -306,19 +306,50 @@ int replay(const Trace& t, const ReplayOptions& o, ReplayResult* r, std::string*
   return 0;
 }
 
+namespace {
+
+// The result line's fields, in order: one table for formatting and parsing.
+// The loss is written exactly (%a) so that it compares bit for bit; the
+// other doubles (times) to the microsecond.
+struct Field {
+  const char* name;
+  uint64_t ReplayResult::*u;  // an integer field, or
+  double ReplayResult::*d;    // a floating-point one
+};
+constexpr Field kFields[] = {
+    {"batches", &ReplayResult::batches, nullptr},
+    {"lookups", &ReplayResult::lookups, nullptr},
+    {"init_seconds", nullptr, &ReplayResult::init_seconds},
+    {"seconds", nullptr, &ReplayResult::seconds},
+    {"p50_ms", nullptr, &ReplayResult::p50_ms},
+    {"p90_ms", nullptr, &ReplayResult::p90_ms},
+    {"p99_ms", nullptr, &ReplayResult::p99_ms},
+    {"max_ms", nullptr, &ReplayResult::max_ms},
+    {"loss", nullptr, &ReplayResult::loss},
+    {"checksum", &ReplayResult::checksum, nullptr},
+    {"major_faults", &ReplayResult::major_faults, nullptr},
+    {"read_bytes", &ReplayResult::read_bytes, nullptr},
+    {"write_bytes", &ReplayResult::write_bytes, nullptr},
+    {"swap_in_pages", &ReplayResult::swap_in_pages, nullptr},
+    {"swap_out_pages", &ReplayResult::swap_out_pages, nullptr},
+    {"mtier_misses", &ReplayResult::mtier_misses, nullptr},
+    {"mtier_fetched_pages", &ReplayResult::mtier_fetched_pages, nullptr},
+    {"mtier_written_pages", &ReplayResult::mtier_written_pages, nullptr},
+    {"peak_rss_bytes", &ReplayResult::peak_rss_bytes, nullptr},
+};
+
+}  // namespace
+
 std::string format_result(const ReplayResult& r) {
-  char buf[1024];
-  snprintf(buf, sizeof buf,
-           "batches=%" PRIu64 " lookups=%" PRIu64 " init_seconds=%.6f seconds=%.6f p50_ms=%.4f "
-           "p90_ms=%.4f p99_ms=%.4f max_ms=%.4f loss=%a checksum=%016" PRIx64
-           " major_faults=%" PRIu64 " read_bytes=%" PRIu64 " write_bytes=%" PRIu64
-           " swap_in_pages=%" PRIu64 " swap_out_pages=%" PRIu64 " mtier_misses=%" PRIu64
-           " mtier_fetched_pages=%" PRIu64 " mtier_written_pages=%" PRIu64 " peak_rss_bytes=%" PRIu64,
-           r.batches, r.lookups, r.init_seconds, r.seconds, r.p50_ms, r.p90_ms, r.p99_ms, r.max_ms,
-           r.loss, r.checksum, r.major_faults, r.read_bytes, r.write_bytes, r.swap_in_pages,
-           r.swap_out_pages, r.mtier_misses, r.mtier_fetched_pages, r.mtier_written_pages,
-           r.peak_rss_bytes);
-  return buf;
+  std::string out;
+  char buf[96];
+  for (const Field& f : kFields) {
+    if (f.u) snprintf(buf, sizeof buf, "%s=%" PRIu64, f.name, r.*f.u);
+    else if (f.d == &ReplayResult::loss) snprintf(buf, sizeof buf, "%s=%a", f.name, r.*f.d);
+    else snprintf(buf, sizeof buf, "%s=%.6f", f.name, r.*f.d);
+    out += (out.empty() ? "" : " ") + std::string(buf);
+  }
+  return out;
 }
 
 bool parse_result(const std::string& line, ReplayResult* r) {
@@ -330,34 +361,16 @@ bool parse_result(const std::string& line, ReplayResult* r) {
     if (eq == std::string::npos) return false;
     kv[tok.substr(0, eq)] = tok.substr(eq + 1);
   }
-  const char* keys[] = {"batches", "lookups", "init_seconds", "seconds", "p50_ms", "p90_ms",
-                        "p99_ms", "max_ms", "loss", "checksum", "major_faults", "read_bytes",
-                        "write_bytes", "swap_in_pages", "swap_out_pages", "mtier_misses",
-                        "mtier_fetched_pages", "mtier_written_pages", "peak_rss_bytes"};
-  for (const char* k : keys)
-    if (!kv.count(k)) return false;
-  auto u = [&](const char* k) { return strtoull(kv[k].c_str(), nullptr, 10); };
-  auto d = [&](const char* k) { return strtod(kv[k].c_str(), nullptr); };
-  *r = ReplayResult{};
-  r->batches = u("batches");
-  r->lookups = u("lookups");
-  r->init_seconds = d("init_seconds");
-  r->seconds = d("seconds");
-  r->p50_ms = d("p50_ms");
-  r->p90_ms = d("p90_ms");
-  r->p99_ms = d("p99_ms");
-  r->max_ms = d("max_ms");
-  r->loss = d("loss");
-  r->checksum = strtoull(kv["checksum"].c_str(), nullptr, 16);
-  r->major_faults = u("major_faults");
-  r->read_bytes = u("read_bytes");
-  r->write_bytes = u("write_bytes");
-  r->swap_in_pages = u("swap_in_pages");
-  r->swap_out_pages = u("swap_out_pages");
-  r->mtier_misses = u("mtier_misses");
-  r->mtier_fetched_pages = u("mtier_fetched_pages");
-  r->mtier_written_pages = u("mtier_written_pages");
-  r->peak_rss_bytes = u("peak_rss_bytes");
+  ReplayResult parsed;
+  for (const Field& f : kFields) {
+    auto it = kv.find(f.name);
+    if (it == kv.end() || it->second.empty()) return false;
+    char* end = nullptr;
+    if (f.u) parsed.*f.u = strtoull(it->second.c_str(), &end, 10);
+    else parsed.*f.d = strtod(it->second.c_str(), &end);
+    if (*end) return false;
+  }
+  *r = parsed;
   return true;
 }
 
