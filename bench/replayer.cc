@@ -21,16 +21,13 @@
 
 #include "mtier.h"
 #include "oracle.h"
+#include "quantile.h"
 
 namespace mtier::bench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr uint64_t kPage = 4096;
-
-double secs_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 // The tables' memory, in the oracle's layout (tables one after another,
 // each on a page boundary) for every backing but mtier, whose tables are
@@ -216,13 +213,6 @@ class BatchRunner {
   std::vector<float> out_;
 };
 
-double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t i = static_cast<size_t>(std::ceil(p / 100.0 * v.size()));
-  return v[std::min(v.size() - 1, i ? i - 1 : 0)];
-}
-
 void run_batches(const Trace& t, const Tables& tb, const ReplayOptions& o, ReplayResult* r) {
   unsigned threads = std::max(1u, o.threads);
   BatchRunner runner(t, tb, o.lr, threads);
@@ -242,7 +232,7 @@ void run_batches(const Trace& t, const Tables& tb, const ReplayOptions& o, Repla
       if (w == 0) {
         r->loss += runner.loss();
         r->lookups += t.batches[i].rows.size();
-        batch_ms.push_back(secs_since(batch_start) * 1e3);
+        batch_ms.push_back(seconds_since(batch_start) * 1e3);
         current = i + 1;
       }
     }
@@ -252,10 +242,11 @@ void run_batches(const Trace& t, const Tables& tb, const ReplayOptions& o, Repla
   worker(0);
   for (auto& th : pool) th.join();
   r->batches = current;
-  r->p50_ms = percentile(batch_ms, 50);
-  r->p90_ms = percentile(batch_ms, 90);
-  r->p99_ms = percentile(batch_ms, 99);
-  r->max_ms = batch_ms.empty() ? 0 : *std::max_element(batch_ms.begin(), batch_ms.end());
+  if (batch_ms.empty()) return;
+  r->p50_ms = quantile(batch_ms, 0.50);
+  r->p90_ms = quantile(batch_ms, 0.90);
+  r->p99_ms = quantile(batch_ms, 0.99);
+  r->max_ms = *std::max_element(batch_ms.begin(), batch_ms.end());
 }
 
 }  // namespace
@@ -285,11 +276,11 @@ int replay(const Trace& t, const ReplayOptions& o, ReplayResult* r, std::string*
   Tables tb;
   if (int rc = allocate(t, o, &tb, err); rc < 0) return rc;
   init_tables(t, tb);
-  r->init_seconds = secs_since(t0);
+  r->init_seconds = seconds_since(t0);
   Counters before = counters(tb);
   auto t1 = Clock::now();
   run_batches(t, tb, o, r);
-  r->seconds = secs_since(t1);
+  r->seconds = seconds_since(t1);
   Counters after = counters(tb);
   r->major_faults = after.majflt - before.majflt;
   r->read_bytes = after.read_bytes - before.read_bytes;

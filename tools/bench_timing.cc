@@ -6,10 +6,6 @@
 
 namespace mtier::tools::bench {
 
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
 std::vector<double> time_touches(char* base, uint64_t pages, bool write) {
   std::vector<double> us(pages);
   for (uint64_t p = 0; p < pages; p++) {
@@ -34,14 +30,6 @@ void read_all(const char* base, uint64_t pages) {
 void dirty_all(char* base, uint64_t pages) {
   for (uint64_t p = 0; p < pages; p++)
     *static_cast<volatile char*>(base + p * 4096) = static_cast<char>(p | 1);
-}
-
-double quantile(std::vector<double>& v, double q) {
-  if (v.empty()) return NAN;
-  auto rank = static_cast<size_t>(std::ceil(q * static_cast<double>(v.size())));
-  size_t k = std::min(v.size() - 1, rank ? rank - 1 : 0);
-  std::nth_element(v.begin(), v.begin() + static_cast<long>(k), v.end());
-  return v[k];
 }
 
 void add_costs(Samples* s, const std::string& name, std::vector<double> us) {
