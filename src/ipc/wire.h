@@ -1,0 +1,152 @@
+// The control-socket wire protocol between mtierd and its clients (the
+// runtime in each trainer process, and control tools): the versioned message
+// set and its encoding. docs/protocol.md is the reference; this file and it
+// must agree. No I/O here: src/ipc/channel.h moves messages over a socket.
+//
+// A message is a 16-byte little-endian header (magic, version, type,
+// payload_len, flags) and a payload of fixed-order fields. Decoding checks
+// everything a peer could get wrong, so the daemon may decode bytes from any
+// local process: it never reads outside [buf, buf+len), allocates at most the
+// strings it copies out (together never more than len bytes), and never
+// aborts. Encoding is canonical: whatever decodes re-encodes to the same bytes.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace mtier::ipc {
+
+inline constexpr uint32_t kWireMagic = 0x5052544d;  // bytes 'M','T','R','P'
+inline constexpr uint16_t kWireVersion = 1;
+inline constexpr size_t kHeaderBytes = 16;
+// Largest whole message (header included) either side sends or accepts.
+inline constexpr size_t kMaxMessageBytes = 65536;
+// Most file descriptors one message may carry (the transport's limit).
+inline constexpr size_t kMaxFds = 4;
+
+// Per-field limits, in bytes (strings) or values; decode and encode apply
+// the same ones.
+inline constexpr size_t kMaxNameBytes = 64;      // HELLO.name, WELCOME.policy, POLICY_SET.name
+inline constexpr size_t kMaxSourcesBytes = 256;  // WELCOME.sources
+inline constexpr size_t kMaxErrorBytes = 512;    // ERROR.message
+inline constexpr size_t kMaxParamsBytes = 1024;  // POLICY_SET.params
+inline constexpr size_t kMaxReplyBytes = 60000;  // REPLY.message
+inline constexpr uint32_t kMinWeight = 1, kMaxWeight = 1000;
+// ERROR.code is in [-kMaxErrno, -1], REPLY.status in [-kMaxErrno, 0]
+// (the kernel's errno range, MAX_ERRNO).
+inline constexpr int32_t kMaxErrno = 4095;
+
+enum class MsgType : uint16_t {
+  kHello = 1,
+  kRegister = 2,
+  kWelcome = 3,
+  kError = 4,
+  kOrders = 5,
+  kTables = 6,
+  kPolicySet = 7,
+  kReply = 8,
+  kStatusRequest = 9,
+  kBye = 10,
+};
+
+enum class Role : uint32_t { kRuntime = 1, kControl = 2 };
+
+// client -> daemon, first message of every connection.
+struct Hello {
+  Role role = Role::kRuntime;
+  uint32_t pid = 0;  // informational: the daemon trusts SO_PEERCRED
+  std::string name;  // <= kMaxNameBytes
+  bool operator==(const Hello&) const = default;
+};
+// runtime -> daemon, carries exactly one fd: the shared heat segment memfd.
+struct Register {
+  uint64_t segment_bytes = 0;  // the daemon checks it against the fd's size
+  uint32_t weight = kMinWeight;  // kMinWeight..kMaxWeight
+  bool operator==(const Register&) const = default;
+};
+// daemon -> client, the answer to HELLO.
+struct Welcome {
+  uint32_t client_id = 0;
+  uint32_t daemon_pid = 0;
+  std::string policy;   // <= kMaxNameBytes
+  std::string sources;  // <= kMaxSourcesBytes
+  bool operator==(const Welcome&) const = default;
+};
+// daemon -> client: the request failed; the daemon may close afterwards.
+struct Error {
+  int32_t code = -1;     // a negative errno
+  std::string message;   // <= kMaxErrorBytes
+  bool operator==(const Error&) const = default;
+};
+// daemon -> runtime, wake-up: new orders are in the shared ring up to ring_head.
+struct Orders {
+  uint64_t ring_head = 0;
+  bool operator==(const Orders&) const = default;
+};
+// runtime -> daemon: the segment's table directory changed.
+struct Tables {
+  uint64_t generation = 0;
+  bool operator==(const Tables&) const = default;
+};
+// control -> daemon.
+struct PolicySet {
+  std::string name;    // <= kMaxNameBytes
+  std::string params;  // <= kMaxParamsBytes, "key=value key=value"
+  bool operator==(const PolicySet&) const = default;
+};
+// daemon -> control, the answer to POLICY_SET and STATUS_REQUEST.
+struct Reply {
+  int32_t status = 0;   // 0 or a negative errno
+  std::string message;  // <= kMaxReplyBytes; JSON for STATUS_REQUEST
+  bool operator==(const Reply&) const = default;
+};
+// control -> daemon.
+struct StatusRequest {
+  uint32_t pid = 0;  // 0 = all processes
+  bool operator==(const StatusRequest&) const = default;
+};
+// either way: the sender is closing the connection.
+struct Bye {
+  bool operator==(const Bye&) const = default;
+};
+
+// The alternatives are in MsgType order: index i holds type i + 1.
+struct Message {
+  std::variant<Hello, Register, Welcome, Error, Orders, Tables, PolicySet, Reply,
+               StatusRequest, Bye>
+      body;
+  MsgType type() const { return static_cast<MsgType>(body.index() + 1); }
+  bool operator==(const Message&) const = default;
+};
+
+// "HELLO", "REGISTER", ...; "UNKNOWN" for a value outside the set.
+const char* msg_type_name(MsgType t);
+// Which side may send a type (BYE: both). The daemon enforces direction and
+// role; the decoder accepts every known type.
+bool sent_by_client(MsgType t);
+bool sent_by_daemon(MsgType t);
+// How many fds a message of this type carries: 1 for REGISTER, else 0.
+size_t expected_fds(MsgType t);
+
+// Replaces *out with the encoding of m. Returns 0, -EINVAL if a field is
+// outside its limits (string too long or holding a NUL, unknown role, weight,
+// code or status out of range), or -EMSGSIZE if the whole exceeds
+// kMaxMessageBytes. On error *out is empty.
+[[nodiscard]] int encode(const Message& m, std::vector<uint8_t>* out);
+
+// Decodes exactly one message from [buf, buf+len). Returns 0 and fills *out,
+// or (checked in this order):
+//   -EMSGSIZE        len > kMaxMessageBytes
+//   -EBADMSG         shorter than the header, or bad magic
+//   -EPROTONOSUPPORT version != kWireVersion
+//   -EBADMSG         flags != 0, or payload_len != len - kHeaderBytes
+//   -ENOMSG          unknown type
+//   -EBADMSG         a field truncated or out of range, a string too long or
+//                    holding a NUL, or bytes after the last field
+// On error *why (if not null) gets one short reason naming the field, for
+// the daemon's log, and *out is unspecified; on success *why is cleared.
+[[nodiscard]] int decode(const uint8_t* buf, size_t len, Message* out, std::string* why);
+
+}  // namespace mtier::ipc
