@@ -94,6 +94,12 @@ constexpr Def kDefs[] = {
     {{"exclude_sizes", T::kSizeRanges, "\"\"", 0, 0, false,
       "preload: size ranges (LO-HI,...) never managed; wins over the others"},
      &Options::exclude_sizes},
+    {{"daemon_socket", T::kString, "/run/mtier/mtierd.sock", 0, 0, false,
+      "mtierd's socket: register there for node-wide policies; \"none\" = local policy only"},
+     &Options::daemon_socket},
+    {{"daemon_weight", T::kUnsigned, "1", 1, 1000, false,
+      "this process's weight in the daemon's share of a node DRAM budget"},
+     &Options::daemon_weight},
     {{"stats", T::kBool, "false", 0, 1, false, "print a summary at exit (tables, residency, faults)"},
      &Options::stats},
     {{"verbose", T::kBool, "false", 0, 1, false,
@@ -431,7 +437,7 @@ bool has_prefix(std::string_view s, std::string_view p) { return s.substr(0, p.s
 
 // MTIER_ variables that belong to other components.
 bool reserved_variable(std::string_view name) {
-  return name == "MTIER_CONF" || name == "MTIER_DAEMON_SOCKET" || name == "MTIER_LOG_FD" ||
+  return name == "MTIER_CONF" || name == "MTIER_LOG_FD" ||
          name == "MTIER_LIBRARY" || name == "MTIER_INTERPOSE" ||
          has_prefix(name, "MTIER_TEST_");
 }

@@ -37,6 +37,8 @@ struct Options {
   std::string names;                // preload: comma-separated table names, allocation order
   std::string include_sizes;        // preload: size ranges managed even below min_bytes
   std::string exclude_sizes;        // preload: size ranges never managed
+  std::string daemon_socket = "/run/mtier/mtierd.sock";  // "none": do not register
+  unsigned daemon_weight = 1;       // share of a node budget, relative to other processes
   bool stats = false;               // print a summary at exit
   bool verbose = false;             // print options in effect and an exit summary
 };
@@ -76,7 +78,7 @@ class OptionSet {
                               std::string* why);
   // Applies MTIER_<NAME> variables from envp (nullptr-terminated); unknown
   // MTIER_ names are reported as errors too (a typo must not pass silently).
-  // Skipped: MTIER_CONF, MTIER_DAEMON_SOCKET, MTIER_LOG_FD, MTIER_LIBRARY,
+  // Skipped: MTIER_CONF, MTIER_LOG_FD, MTIER_LIBRARY,
   // MTIER_INTERPOSE, MTIER_TEST_*.
   // The environment is ignored for setuid/setgid programs (AT_SECURE).
   [[nodiscard]] int load_env(char** envp, std::string* why);

@@ -46,6 +46,11 @@ struct Core {
   Residency slow;       // the slow memory tier (budget 0: none)
   std::vector<std::unique_ptr<Store>> stores;  // eviction order: first with room wins
   EngineCounters counters;
+  // The daemon's keep priority per region page (the shared segment's hints;
+  // nullptr without a segment), honoured by the evictor's first rotation
+  // while hints_active (a daemon is registered and alive).
+  const uint8_t* hints = nullptr;
+  std::atomic<bool> hints_active{false};
 
   bool has_slow_tier() const { return slow.budget_pages() > 0; }
   // The memory tier's residency a page (word) counts against.

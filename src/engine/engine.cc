@@ -3,9 +3,11 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <mutex>
 #include <shared_mutex>
 
+#include "log/log.h"
 #include "sys/numa.h"
 #include "sys/uffd.h"
 #include "sys/vm.h"
@@ -22,6 +24,16 @@ int Engine::create_table(const std::string& name, uint64_t bytes, void** addr) {
   if ((err = sys::protect(t->base, t->pages * 4096, true)) < 0) {
     core_->tables.remove(t);
     return err;
+  }
+  if (segment_) {
+    int rc = segment_->put_table(static_cast<uint32_t>(t->id), t->first_page, t->pages, t->bytes,
+                                 t->name.c_str());
+    if (rc < 0 && !directory_full_said_) {
+      MTIER_LOG_WARN("table %s: not in the daemon's directory (%s); it follows the local policy",
+                     t->name.c_str(), strerror(-rc));
+      directory_full_said_ = true;
+    }
+    if (link_) link_->tables_changed();
   }
   *addr = t->base;
   return t->id;
@@ -54,7 +66,13 @@ int Engine::free_table(int id) {
   Table* t = core_->tables.by_id(id);
   if (!t) return -ENOENT;
   drop_pages(t, 0, t->pages);
+  uint64_t first = t->first_page, pages = t->pages;
   core_->tables.remove(t);
+  if (segment_) {
+    (void)segment_->remove_table(static_cast<uint32_t>(id));
+    segment_->clear_words(first, pages);  // words and hints; memory returned
+    if (link_) link_->tables_changed();
+  }
   return 0;
 }
 
@@ -134,15 +152,7 @@ int Engine::table_map(int id, size_t buckets, std::vector<ExtentInfo>* out) {
   return static_cast<int>(out->size());
 }
 
-int Engine::evict_table(int id) {
-  Table* t;
-  {
-    std::shared_lock<std::shared_mutex> lk(core_->tables.mutex());
-    t = core_->tables.by_id(id);
-    if (!t) return -ENOENT;
-  }
-  return evictor_->evict_table(t);
-}
+int Engine::evict_table(int id) { return evictor_->evict_range(id, 0, UINT64_MAX, false); }
 
 EngineStats Engine::stats() {
   std::shared_lock<std::shared_mutex> lk(core_->tables.mutex());
@@ -189,7 +199,10 @@ std::string Engine::describe() const {
            core_->continue_wp ? "WP faults"
                               : "WP faults, sampled pages count as dirty (no CONTINUE_MODE_WP)",
            (core_->uffd_features & UFFD_FEATURE_POISON) ? "UFFDIO_POISON" : "tgkill");
-  return out + buf;
+  out += buf;
+  if (link_) out += "; daemon: " + link_->state();
+  else out += segment_ ? "; daemon: off (daemon_socket=none)" : "; daemon: off (no shared segment)";
+  return out;
 }
 
 }  // namespace mtier

@@ -9,7 +9,9 @@
 
 #include "config/options.h"
 #include "engine/core.h"
+#include "engine/daemon_link.h"
 #include "engine/evictor.h"
+#include "ipc/segment.h"
 #include "uffd/fault_handler.h"
 
 namespace mtier {
@@ -72,19 +74,40 @@ class Engine {
   // Makes [addr, addr+len) of a table read back as zeros (MADV_DONTNEED
   // semantics): pages and slots are dropped. Page-aligned. 0 or -errno.
   [[nodiscard]] int discard(void* addr, uint64_t len);
+  // Orders from the daemon (engine_orders.cc). The table is looked up by id
+  // under the registry lock (-ENOENT when gone) and the range clipped to it.
+  // Moves the resident pages of the range out of memory (to a store), or
+  // with `one_tier` only its DRAM pages one tier down (the slow tier while
+  // it has room, else a store).
+  [[nodiscard]] int evict_range(int table_id, uint64_t first, uint64_t count, bool one_tier);
+  // The table's first page in the region (the daemon's page numbers).
+  [[nodiscard]] int table_first_page(int table_id, uint64_t* first);
+  // Queues the range's store-held pages for fetching while DRAM has room.
+  [[nodiscard]] int prefetch_range(int table_id, uint64_t first, uint64_t count);
+  // A budget in pages for tier 0 (DRAM) or 1 (slow memory) assigned from
+  // outside, at most the configured one; 0 restores the configured budget.
+  void set_budget_pages(int tier, uint64_t pages);
   EngineStats stats();
   // The tiers and sources in effect, one line ("mtier: tiers: ...").
   std::string describe() const;
+  // The link to mtierd (nullptr with daemon_socket=none or no segment).
+  const DaemonLink* daemon_link() const { return link_.get(); }
   const Options& options() const { return core_->opts; }
   Region& region() { return *core_->region; }
 
  private:
   explicit Engine(std::unique_ptr<Core> core);
   void drop_pages(Table* t, uint64_t first, uint64_t count);
+  void open_segment();
+  static constexpr uint32_t kDirectoryTables = 4096;
+  static constexpr uint32_t kRingSlots = 4096;
 
   std::unique_ptr<Core> core_;
   std::unique_ptr<FaultHandler> handler_;
   std::unique_ptr<Evictor> evictor_;
+  std::unique_ptr<ipc::Segment> segment_;  // page words, directory, hints, orders
+  std::unique_ptr<DaemonLink> link_;
+  bool directory_full_said_ = false;
 };
 
 }  // namespace mtier

@@ -118,17 +118,40 @@ std::unique_ptr<Engine> Engine::create(const Options& given, int* err) {
   if ((*err = open_stores(o, &core->stores)) < 0) return nullptr;
   if ((*err = open_uffd(*core)) < 0) return nullptr;
   std::unique_ptr<Engine> e(new Engine(std::move(core)));
+  e->open_segment();
   e->handler_ = std::make_unique<FaultHandler>(*e->core_);
   e->evictor_ = std::make_unique<Evictor>(*e->core_);
   if ((*err = e->handler_->start()) < 0 || (*err = e->evictor_->start()) < 0) {
     MTIER_LOG_ERROR("starting the engine threads: %s", strerror(-*err));
     return nullptr;
   }
+  if (e->segment_ && o.daemon_socket != "none") {
+    e->link_ = std::make_unique<DaemonLink>(*e, *e->core_, *e->segment_);
+    if (int rc = e->link_->start(); rc < 0) {
+      MTIER_LOG_WARN("daemon link: %s; local policy only", strerror(-rc));
+      e->link_.reset();
+    }
+  }
   MTIER_LOG_INFO("%s", e->describe().c_str());
   return e;
 }
 
+// The segment shared with mtierd holds the page words; without one (memfd
+// refused) the engine runs with private words and no daemon, and says so.
+void Engine::open_segment() {
+  Region& r = *core_->region;
+  int rc = ipc::Segment::create(r.bytes() / 4096, kDirectoryTables, kRingSlots,
+                                reinterpret_cast<uintptr_t>(r.base()), &segment_);
+  if (rc < 0) {
+    MTIER_LOG_WARN("shared segment for mtierd: %s; no daemon policy", strerror(-rc));
+    return;
+  }
+  core_->tables.use_shared_words(segment_->words());
+  core_->hints = segment_->hints();
+}
+
 Engine::~Engine() {
+  if (link_) link_->stop();
   if (evictor_) evictor_->stop();
   if (handler_) handler_->stop();
   if (core_ && core_->uffd >= 0) {

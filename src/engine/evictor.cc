@@ -69,7 +69,10 @@ uint64_t Evictor::evict_pass(bool slow_tier) {
   // Two rotations at most: the first may only clear referenced bits.
   while (freed < target && visited <= 2 * total + 1 && running_.load()) {
     victims.clear();
-    uint64_t v = hand_.sweep(total ? total : 1, &victims, core_.opts.evict_batch, slow_tier);
+    // The daemon's hints steer the first rotation only: stale or greedy
+    // hints never stop eviction.
+    bool hints = visited < total && core_.hints_active.load(std::memory_order_acquire);
+    uint64_t v = hand_.sweep(total ? total : 1, &victims, core_.opts.evict_batch, slow_tier, hints);
     visited += v ? v : total + 1;
     if (!victims.empty())
       freed += slow_tier || !core_.has_slow_tier() ? evict(victims, false, &err)
@@ -82,23 +85,34 @@ uint64_t Evictor::evict_pass(bool slow_tier) {
   return freed;
 }
 
-int Evictor::evict_table(Table* t) {
+int Evictor::evict_range(int table_id, uint64_t first, uint64_t count, bool dram_only) {
   std::lock_guard<std::mutex> pass(pass_mu_);
   std::shared_lock<std::shared_mutex> tables(core_.tables.mutex());
+  Table* t = core_.tables.by_id(table_id);
+  if (!t) return -ENOENT;
   std::vector<PageRef> victims;
   int err = 0;
+  auto flush = [&] {
+    if (dram_only && core_.has_slow_tier())
+      demote_or_evict(victims, &err, true);
+    else
+      evict(victims, true, &err);
+    victims.clear();
+  };
   // No unlocked pre-filter on the state: a page the handler is placing
   // right now is FETCHING until it lets go of the page lock, and must not
-  // be skipped. start_run decides under the page locks.
-  for (uint64_t p = 0; p < t->pages; p++) {
-    if (PageWord::state(core_.word(t, p).load()) == PageState::kAbsent) continue;
+  // be skipped. start_run decides under the page locks. (The slow bit only
+  // changes on this thread, under pass_mu_.)
+  uint64_t end = first + std::min(count, t->pages);
+  end = std::min(t->pages, end);
+  for (uint64_t p = first; p < end; p++) {
+    uint64_t w = core_.word(t, p).load();
+    if (PageWord::state(w) == PageState::kAbsent) continue;
+    if (dram_only && PageWord::slow(w)) continue;
     victims.push_back({t, p});
-    if (victims.size() == core_.opts.evict_batch) {
-      evict(victims, true, &err);
-      victims.clear();
-    }
+    if (victims.size() == core_.opts.evict_batch) flush();
   }
-  if (!victims.empty()) evict(victims, true, &err);
+  if (!victims.empty()) flush();
   core_.residency.notify_progress();
   return err;
 }
@@ -300,13 +314,13 @@ int Evictor::assign_slot(const PageRef& v) {
 
 // Moves cold DRAM pages to the slow memory tier while it has room, and
 // evicts the rest to a store. Returns the DRAM pages freed.
-uint64_t Evictor::demote_or_evict(const std::vector<PageRef>& victims, int* err) {
+uint64_t Evictor::demote_or_evict(const std::vector<PageRef>& victims, int* err, bool force) {
   int64_t room = static_cast<int64_t>(core_.slow.budget_pages()) - core_.slow.resident();
   size_t n = static_cast<size_t>(std::clamp<int64_t>(room, 0, victims.size()));
   std::vector<PageRef> rest = demote(std::vector<PageRef>(victims.begin(), victims.begin() + n));
   uint64_t moved = n - rest.size();
   rest.insert(rest.end(), victims.begin() + n, victims.end());
-  return moved + (rest.empty() ? 0 : evict(rest, false, err));
+  return moved + (rest.empty() ? 0 : evict(rest, force, err));
 }
 
 // move_pages through the alias mapping: the pages stay resident and mapped

@@ -28,9 +28,15 @@ class Evictor {
   // thread's body; public for tests). Returns the pages freed from that
   // tier. Caller holds no locks.
   uint64_t evict_pass(bool slow_tier = false);
-  // Evicts every resident page of `t` (mtier_table_evict). Returns 0, or the
-  // first error (-ENOSPC: no store room; -EIO: write-back failed).
-  [[nodiscard]] int evict_table(Table* t);
+  // Evicting a whole table (mtier_table_evict) is evict_range(id, 0,
+  // UINT64_MAX, false). Returns 0, or the first error (-ENOSPC: no store
+  // room; -EIO: write-back failed).
+  // Evicts the resident pages of [first, first+count) of table `table_id`
+  // (clipped to the table), referenced or not: with `dram_only` only pages
+  // in DRAM, which go to the slow memory tier while it has room (a daemon's
+  // order); else every resident page goes to a store (evict_table).
+  // -ENOENT: no such table (looked up under the registry lock).
+  [[nodiscard]] int evict_range(int table_id, uint64_t first, uint64_t count, bool dram_only);
 
  private:
   void run();
@@ -45,7 +51,7 @@ class Evictor {
   uint64_t finish_run(const PageRef* run, const int* results, size_t n);
   void write_protect(const std::vector<PageRef>& pages);
   int assign_slot(const PageRef& v);
-  uint64_t demote_or_evict(const std::vector<PageRef>& victims, int* err);
+  uint64_t demote_or_evict(const std::vector<PageRef>& victims, int* err, bool force = false);
   std::vector<PageRef> demote(const std::vector<PageRef>& pages);
   void account_demotion(const PageRef& v, int node, std::vector<PageRef>* failed);
   void write_back(unsigned store, std::vector<PageRef>& group, int* err, uint64_t* freed);

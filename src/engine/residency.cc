@@ -5,7 +5,29 @@
 namespace mtier {
 
 Residency::Residency(uint64_t budget_bytes, unsigned high_pct, unsigned low_pct)
-    : limits_(budget_bytes, high_pct, low_pct) {}
+    : own_(budget_bytes, high_pct, low_pct),
+      budget_(own_.pages_budget()),
+      high_(own_.pages_high()),
+      low_(own_.pages_low()) {}
+
+void Residency::set_budget_pages(uint64_t pages) {
+  uint64_t own = own_.pages_budget();
+  if (pages == 0 || pages > own) pages = own;
+  MemoryBudget b(pages * own_.page_size(), own_.high_pct(), own_.low_pct(), own_.page_size());
+  // Low first when shrinking, high first when growing: low <= high at
+  // every moment a reader could see.
+  if (pages < budget_pages()) {
+    low_.store(b.pages_low(), std::memory_order_relaxed);
+    high_.store(b.pages_high(), std::memory_order_relaxed);
+    budget_.store(b.pages_budget(), std::memory_order_release);
+  } else {
+    budget_.store(b.pages_budget(), std::memory_order_release);
+    high_.store(b.pages_high(), std::memory_order_relaxed);
+    low_.store(b.pages_low(), std::memory_order_relaxed);
+  }
+  kick();
+  notify_progress();
+}
 
 uint64_t Residency::excess_over_low() const {
   int64_t r = resident();

@@ -16,9 +16,16 @@ class Residency {
   // The limits are MemoryBudget's (page counts rounded down).
   Residency(uint64_t budget_bytes, unsigned high_pct, unsigned low_pct);
 
-  uint64_t budget_pages() const { return limits_.pages_budget(); }
-  uint64_t high_pages() const { return limits_.pages_high(); }
-  uint64_t low_pages() const { return limits_.pages_low(); }
+  uint64_t budget_pages() const { return budget_.load(std::memory_order_relaxed); }
+  uint64_t high_pages() const { return high_.load(std::memory_order_relaxed); }
+  uint64_t low_pages() const { return low_.load(std::memory_order_relaxed); }
+  // The configured budget (what the process asked for).
+  uint64_t own_budget_pages() const { return own_.pages_budget(); }
+  // A budget assigned from outside (the daemon's share of a node budget),
+  // clamped to [1, own budget] pages, watermarks scaled by the same
+  // percentages; 0 restores the configured budget. The evictor is kicked
+  // so that a smaller budget takes effect at once.
+  void set_budget_pages(uint64_t pages);
   int64_t resident() const { return resident_.load(std::memory_order_acquire); }
   uint64_t peak() const { return peak_.load(std::memory_order_relaxed); }
   // Over the high watermark, or a fault is waiting for room: with
@@ -48,7 +55,8 @@ class Residency {
   uint64_t overruns() const { return overruns_.load(std::memory_order_relaxed); }
 
  private:
-  const MemoryBudget limits_;
+  const MemoryBudget own_;
+  std::atomic<uint64_t> budget_, high_, low_;
   std::atomic<int64_t> resident_{0};
   std::atomic<uint64_t> peak_{0};
   std::atomic<bool> stuck_{false};

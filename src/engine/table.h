@@ -33,7 +33,10 @@ struct Table {
   uint64_t pages = 0;
   uint64_t bytes = 0;       // as requested
   char* base = nullptr;     // address in the region's trainer mapping
-  std::unique_ptr<PageWordAtomic[]> words;
+  // One word per page: in the shared segment (the daemon reads them) when
+  // the registry has one, else in own_words.
+  PageWordAtomic* words = nullptr;
+  std::unique_ptr<PageWordAtomic[]> own_words;
   TableCounters counters;
 
   bool contains(const void* p) const {

@@ -26,8 +26,13 @@ Table* TableRegistry::add(const std::string& name, uint64_t bytes, int* err) {
   t->pages = pages;
   t->bytes = bytes;
   t->base = base_ + t->first_page * 4096;
-  t->words.reset(new PageWordAtomic[pages]);
-  for (uint64_t i = 0; i < pages; i++) t->words[i].store(0, std::memory_order_relaxed);
+  if (shared_words_) {
+    t->words = shared_words_ + t->first_page;
+  } else {
+    t->own_words.reset(new PageWordAtomic[pages]);
+    t->words = t->own_words.get();
+    for (uint64_t i = 0; i < pages; i++) t->words[i].store(0, std::memory_order_relaxed);
+  }
   Table* raw = t.get();
   by_id_.emplace(raw->id, std::move(t));
   auto pos = std::lower_bound(ordered_.begin(), ordered_.end(), raw,

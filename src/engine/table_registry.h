@@ -21,6 +21,11 @@ class TableRegistry {
   TableRegistry(char* base, uint64_t capacity_pages);
 
   std::shared_mutex& mutex() { return mu_; }
+  // Page words for the whole region (capacity_pages of them, zero), shared
+  // with the daemon; set once before the first add. Without it each table
+  // allocates its own. Shared words must be zero when a table is added:
+  // their owner zeroes them after remove().
+  void use_shared_words(PageWordAtomic* words) { shared_words_ = words; }
   // Under the exclusive lock: a new table of `bytes` (rounded up to pages),
   // or nullptr with *err = -ENOMEM (region full) / -EINVAL (bytes == 0).
   Table* add(const std::string& name, uint64_t bytes, int* err);
@@ -42,6 +47,7 @@ class TableRegistry {
   std::map<int, std::unique_ptr<Table>> by_id_;
   std::vector<Table*> ordered_;
   int next_id_ = 1;
+  PageWordAtomic* shared_words_ = nullptr;
 };
 
 }  // namespace mtier

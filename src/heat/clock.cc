@@ -3,6 +3,14 @@
 #include "sys/vm.h"
 
 namespace mtier {
+namespace {
+
+// The daemon writes hints from another process (or thread, in tests).
+bool kept_by_hint(const uint8_t* hints, uint64_t region_page) {
+  return hints && __atomic_load_n(&hints[region_page], __ATOMIC_RELAXED) >= ClockHand::kKeepHint;
+}
+
+}  // namespace
 
 void ClockHand::flush_zap() {
   if (zap_len_) (void)sys::zap(zap_start_, zap_len_);
@@ -10,7 +18,9 @@ void ClockHand::flush_zap() {
   zap_len_ = 0;
 }
 
-uint64_t ClockHand::sweep(uint64_t budget, std::vector<PageRef>* cold, size_t max_cold, int tier) {
+uint64_t ClockHand::sweep(uint64_t budget, std::vector<PageRef>* cold, size_t max_cold, int tier,
+                          bool use_hints) {
+  const uint8_t* hints = use_hints ? core_.hints : nullptr;
   const auto& tables = core_.tables.ordered();
   if (tables.empty()) return 0;
   size_t ti = core_.tables.index_at_or_after(hand_);
@@ -38,7 +48,7 @@ uint64_t ClockHand::sweep(uint64_t budget, std::vector<PageRef>* cold, size_t ma
           zap_start_ = a;
           zap_len_ = 4096;
         }
-      } else if (cold) {
+      } else if (cold && !kept_by_hint(hints, t->first_page + page)) {
         cold->push_back({t, page});
       }
     }

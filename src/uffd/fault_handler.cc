@@ -33,6 +33,8 @@ int FaultHandler::start() {
   if (int rc = open_channels(core_, &channels_); rc < 0) return rc;
   stop_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (stop_fd_ < 0) return -errno;
+  request_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (request_fd_ < 0) return -errno;
   running_ = true;
   thread_ = std::thread([this] { run(); });
   return 0;
@@ -44,15 +46,57 @@ void FaultHandler::stop() {
   (void)!write(stop_fd_, &one, sizeof one);
   thread_.join();
   close(stop_fd_);
+  close(request_fd_);
+}
+
+int FaultHandler::request_prefetch(int table_id, uint64_t first, uint64_t count) {
+  {
+    std::lock_guard<std::mutex> lk(request_mu_);
+    if (requests_.size() >= 4096) return -ENOMEM;  // the daemon floods: drop, it re-orders
+    requests_.push_back({table_id, first, count});
+  }
+  uint64_t one = 1;
+  (void)!write(request_fd_, &one, sizeof one);
+  return 0;
+}
+
+void FaultHandler::serve_prefetch_requests() {
+  uint64_t n;
+  (void)!read(request_fd_, &n, sizeof n);
+  std::vector<PrefetchRequest> reqs;
+  {
+    std::lock_guard<std::mutex> lk(request_mu_);
+    reqs.swap(requests_);
+  }
+  std::shared_lock<std::shared_mutex> tables(core_.tables.mutex());
+  pending_.clear();
+  int64_t room = static_cast<int64_t>(core_.residency.high_pages()) - core_.residency.resident();
+  for (const auto& r : reqs) {
+    Table* t = core_.tables.by_id(r.table_id);
+    if (!t || r.first >= t->pages) continue;
+    uint64_t end = std::min(t->pages, r.first + std::min(r.count, t->pages));
+    for (uint64_t p = r.first; p < end && static_cast<int64_t>(pending_.size()) < room; p++) {
+      std::lock_guard<std::mutex> lk(core_.lock_of(t, p));
+      uint64_t w = core_.word(t, p).load(std::memory_order_acquire);
+      if (PageWord::state(w) == PageState::kAbsent && PageWord::has_slot(w))
+        claim(t, p, false, true, 0);
+    }
+  }
+  if (pending_.empty()) return;
+  size_t claimed = pending_.size();
+  place_all();
+  requested_placed_.fetch_add(claimed, std::memory_order_relaxed);
 }
 
 void FaultHandler::run() {
   RuntimeScope runtime;  // this thread is the runtime: the preload passes it through
   struct uffd_msg msgs[kBatch];
-  struct pollfd fds[2] = {{core_.uffd, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
+  struct pollfd fds[3] = {{core_.uffd, POLLIN, 0}, {stop_fd_, POLLIN, 0}, {request_fd_, POLLIN, 0}};
   while (running_.load(std::memory_order_acquire)) {
-    if (poll(fds, 2, -1) < 0 && errno != EINTR) break;
+    if (poll(fds, 3, -1) < 0 && errno != EINTR) break;
     if (fds[1].revents) break;
+    if (fds[2].revents) serve_prefetch_requests();
+    if (!fds[0].revents) continue;
     long n = sys::uffd_read(core_.uffd, msgs, kBatch);
     if (n < 0) {
       MTIER_LOG_ERROR("fault handler: read from userfaultfd: %s", strerror(static_cast<int>(-n)));

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -26,6 +27,14 @@ class FaultHandler {
 
   // Resolves a batch of messages (the thread's body; public for tests).
   void handle_batch(const struct uffd_msg* msgs, size_t n);
+  // Queues a prefetch of the store-held pages of [first, first+count) of
+  // table `table_id` (a daemon's order). The handler thread claims them
+  // between fault batches, only while DRAM is below its high watermark (a
+  // prefetch never makes the evictor run); a table gone by then is skipped.
+  // Thread-safe; 0 or -ENOMEM.
+  [[nodiscard]] int request_prefetch(int table_id, uint64_t first, uint64_t count);
+  // Pages placed by requested prefetches since start.
+  uint64_t prefetched_on_request() const { return requested_placed_.load(); }
 
  private:
   struct Placement {
@@ -38,7 +47,13 @@ class FaultHandler {
     const void* source;  // data to copy in (zero page, staging buffer, pmem)
   };
 
+  struct PrefetchRequest {
+    int table_id;
+    uint64_t first, count;
+  };
+
   void run();
+  void serve_prefetch_requests();
   void resolve(Table* t, uint64_t page, uint64_t flags, unsigned tid);
   void resolve_present(Table* t, uint64_t page, uint64_t w, uint64_t flags, unsigned tid);
   void claim(Table* t, uint64_t page, bool write, bool prefetch, unsigned tid);
@@ -54,6 +69,10 @@ class FaultHandler {
   std::vector<Placement> pending_;
   std::thread thread_;
   int stop_fd_ = -1;
+  int request_fd_ = -1;  // eventfd: prefetch requests queued
+  std::mutex request_mu_;
+  std::vector<PrefetchRequest> requests_;
+  std::atomic<uint64_t> requested_placed_{0};
   std::atomic<bool> running_{false};
 };
 

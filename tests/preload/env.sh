@@ -20,5 +20,7 @@ MTIER_TEST_TMP=$(mktemp -d /var/tmp/mtier-test.XXXXXX)
 trap 'rm -rf "$MTIER_TEST_TMP"' EXIT
 # Options come from the test, not from the machine.
 unset MTIER_CONF MTIER_VERBOSE MTIER_DRAM_BYTES MTIER_MIN_BYTES MTIER_NAMES MTIER_STORE_PATH 2>/dev/null || true
+# No daemon a machine may run takes part (the daemon tests start their own).
+export MTIER_DAEMON_SOCKET=none
 export MTIER_STORE_PATH="$MTIER_TEST_TMP"
 export PYTHONDONTWRITEBYTECODE=1

@@ -417,12 +417,22 @@ TEST(LoadEnv, AppliesMtierVariables) {
 }
 
 TEST(LoadEnv, SkipsVariablesOfOtherComponents) {
-  Env env{"MTIER_CONF=not options", "MTIER_DAEMON_SOCKET=/run/mtier/s", "MTIER_LOG_FD=3",
-          "MTIER_TEST_ANYTHING=1", "MTIER_TEST_=1"};
+  Env env{"MTIER_CONF=not options", "MTIER_LOG_FD=3", "MTIER_TEST_ANYTHING=1", "MTIER_TEST_=1"};
   OptionSet o;
   std::string why;
   EXPECT_EQ(o.load_env(env.envp(), &why), 0) << why;
   EXPECT_EQ(o.load_env(nullptr, &why), 0);
+}
+
+TEST(LoadEnv, DaemonSocketIsAnOption) {
+  Env env{"MTIER_DAEMON_SOCKET=/run/mtier/s", "MTIER_DAEMON_WEIGHT=3"};
+  OptionSet o;
+  std::string why;
+  ASSERT_EQ(o.load_env(env.envp(), &why), 0) << why;
+  EXPECT_EQ(o.get().daemon_socket, "/run/mtier/s");
+  EXPECT_EQ(o.get().daemon_weight, 3u);
+  Env bad{"MTIER_DAEMON_WEIGHT=0"};
+  EXPECT_EQ(o.load_env(bad.envp(), &why), -EINVAL);
 }
 
 TEST(LoadEnv, UnknownVariableIsAnError) {
@@ -589,7 +599,7 @@ TEST(Table, NamesAreUniqueAndLowerCase) {
     for (char c : name) EXPECT_TRUE(islower(c) || c == '_') << name;
     EXPECT_NE(std::string(info.help), "") << name;
   }
-  EXPECT_EQ(seen.size(), 22u) << "a field of Options without a table entry?";
+  EXPECT_EQ(seen.size(), 24u) << "a field of Options without a table entry?";
 }
 
 // The documented default, parsed, is the struct's default, for every option.

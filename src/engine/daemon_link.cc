@@ -1,0 +1,267 @@
+#include "engine/daemon_link.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+
+#include "engine/core.h"
+#include "engine/engine.h"
+#include "engine/runtime_scope.h"
+#include "ipc/channel.h"
+#include "ipc/order_ring.h"
+#include "log/log.h"
+#include "sys/unix_socket.h"
+
+namespace mtier {
+namespace {
+
+constexpr int kTickMs = 100;                   // heartbeat and status period
+constexpr auto kRetry = std::chrono::seconds(1);  // reconnect period
+constexpr int kHandshakeMs = 2000;             // WELCOME must come within
+constexpr uint64_t kDaemonStaleNs = 2'000'000'000;  // hints older than this are ignored
+
+}  // namespace
+
+DaemonLink::DaemonLink(Engine& engine, Core& core, ipc::Segment& segment)
+    : engine_(engine), core_(core), segment_(segment), path_(core.opts.daemon_socket) {
+  state_ = "no daemon at " + path_ + " (local policy)";
+}
+
+DaemonLink::~DaemonLink() { stop(); }
+
+int DaemonLink::start() {
+  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (wake_fd_ < 0) return -errno;
+  running_ = true;
+  thread_ = std::thread([this] { run(); });
+  return 0;
+}
+
+void DaemonLink::stop() {
+  if (!running_.exchange(false)) return;
+  uint64_t one = 1;
+  (void)!write(wake_fd_, &one, sizeof one);
+  thread_.join();
+  if (fd_ >= 0) {
+    (void)ipc::send_message(fd_, ipc::Message{ipc::Bye{}}, nullptr, 0);
+    close(fd_);
+    fd_ = -1;
+  }
+  close(wake_fd_);
+}
+
+void DaemonLink::tables_changed() {
+  tables_dirty_.store(true, std::memory_order_release);
+  uint64_t one = 1;
+  if (wake_fd_ >= 0) (void)!write(wake_fd_, &one, sizeof one);
+}
+
+std::string DaemonLink::state() const {
+  std::lock_guard<std::mutex> lk(state_mu_);
+  return state_;
+}
+
+void DaemonLink::run() {
+  RuntimeScope runtime;  // this thread is the runtime: the preload passes it through
+  auto next_try = std::chrono::steady_clock::now();
+  while (running_.load(std::memory_order_acquire)) {
+    if (fd_ < 0 && std::chrono::steady_clock::now() >= next_try) {
+      try_register();
+      next_try = std::chrono::steady_clock::now() + kRetry;
+    }
+    struct pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {fd_, POLLIN, 0}};
+    int n = poll(fds, fd_ >= 0 ? 2 : 1, kTickMs);
+    if (n < 0 && errno != EINTR) break;
+    if (fds[0].revents) {
+      uint64_t v;
+      (void)!read(wake_fd_, &v, sizeof v);
+    }
+    if (!running_.load(std::memory_order_acquire)) break;
+    publish_status();
+    if (fd_ >= 0 && fds[1].revents) serve_socket();
+    if (fd_ >= 0) drain_orders();  // also without a wake-up: one may have been lost
+    if (fd_ >= 0 && tables_dirty_.exchange(false)) {
+      uint64_t gen = segment_.header()->directory_generation.load(std::memory_order_acquire);
+      int rc = ipc::send_message(fd_, ipc::Message{ipc::Tables{gen}}, nullptr, 0);
+      if (rc < 0 && rc != -EAGAIN) disconnect(std::string("sending TABLES: ") + strerror(-rc));
+    }
+    update_hints_active();
+  }
+  core_.hints_active.store(false, std::memory_order_release);
+}
+
+void DaemonLink::try_register() {
+  int fd = sys::unix_connect(path_);
+  if (fd < 0) {
+    if (!absent_said_) {
+      // An absent daemon is the normal case without one: said with verbose
+      // only, unless one was registered before (then it went away: warned).
+      MTIER_LOG_INFO("no daemon at %s (%s): local policy (CLOCK); registering when it starts",
+                     path_.c_str(), strerror(-fd));
+      absent_said_ = true;
+    }
+    return;
+  }
+  std::string why;
+  int rc = handshake(fd, &why);
+  if (rc < 0) {
+    close(fd);
+    if (!absent_said_) {
+      MTIER_LOG_WARN("mtierd at %s refused the registration: %s; local policy (CLOCK)",
+                     path_.c_str(), why.c_str());
+      absent_said_ = true;
+    }
+    return;
+  }
+  fd_ = fd;
+  ring_ = std::make_unique<ipc::OrderRing>(segment_);  // a fresh daemon: a fresh producer
+  fd_state_.store(kRegistered, std::memory_order_release);
+  registrations_.fetch_add(1, std::memory_order_relaxed);
+  tables_dirty_.store(true, std::memory_order_release);
+  absent_said_ = false;
+  MTIER_LOG_NOTICE("%s%s", ever_registered_ ? "again " : "", state().c_str());
+  ever_registered_ = true;
+}
+
+// HELLO, REGISTER (with the segment's fd), then WELCOME or ERROR.
+int DaemonLink::handshake(int fd, std::string* why) {
+  ipc::Hello hello{ipc::Role::kRuntime, static_cast<uint32_t>(getpid()),
+                   std::string(program_invocation_short_name).substr(0, ipc::kMaxNameBytes)};
+  ipc::Register reg{segment_.bytes(), core_.opts.daemon_weight};
+  int seg_fd = segment_.fd();
+  int rc = ipc::send_message(fd, ipc::Message{hello}, nullptr, 0);
+  if (rc == 0) rc = ipc::send_message(fd, ipc::Message{reg}, &seg_fd, 1);
+  if (rc < 0) {
+    *why = std::string("send: ") + strerror(-rc);
+    return rc;
+  }
+  struct pollfd p = {fd, POLLIN, 0};
+  if (poll(&p, 1, kHandshakeMs) <= 0) {
+    *why = "no answer within 2 s";
+    return -ETIMEDOUT;
+  }
+  ipc::Message m;
+  std::vector<int> fds;
+  rc = ipc::recv_message(fd, &m, &fds, why);
+  if (rc <= 0) {
+    if (rc == 0) *why = "closed the connection";
+    return rc < 0 ? rc : -ECONNRESET;
+  }
+  if (auto* e = std::get_if<ipc::Error>(&m.body)) {
+    *why = e->message;
+    return e->code;
+  }
+  auto* w = std::get_if<ipc::Welcome>(&m.body);
+  if (!w) {
+    *why = std::string("expected WELCOME, got ") + ipc::msg_type_name(m.type());
+    return -EPROTO;
+  }
+  std::lock_guard<std::mutex> lk(state_mu_);
+  state_ = "registered with mtierd (pid " + std::to_string(w->daemon_pid) + ", policy " +
+           w->policy + ", heat sources: " + w->sources + ")";
+  return 0;
+}
+
+void DaemonLink::disconnect(const std::string& why) {
+  if (fd_ >= 0) close(fd_);
+  fd_ = -1;
+  fd_state_.store(kNone, std::memory_order_release);
+  core_.hints_active.store(false, std::memory_order_release);
+  // The daemon's share no longer holds: back to the configured budgets.
+  engine_.set_budget_pages(0, 0);
+  engine_.set_budget_pages(1, 0);
+  MTIER_LOG_WARN("mtierd went away (%s): local policy (CLOCK) until it returns", why.c_str());
+  std::lock_guard<std::mutex> lk(state_mu_);
+  state_ = "no daemon at " + path_ + " (local policy; it went away: " + why + ")";
+}
+
+void DaemonLink::serve_socket() {
+  ipc::Message m;
+  std::vector<int> fds;
+  std::string why;
+  int rc = ipc::recv_message(fd_, &m, &fds, &why);
+  if (rc == -EAGAIN) return;
+  if (rc == 0) return disconnect("connection closed");
+  if (rc < 0) return disconnect(why.empty() ? strerror(-rc) : why);
+  switch (m.type()) {
+    case ipc::MsgType::kOrders:
+      return;  // the ring is drained after every wake-up
+    case ipc::MsgType::kBye:
+      return disconnect("it said goodbye");
+    case ipc::MsgType::kError:
+      MTIER_LOG_WARN("mtierd: %s", std::get<ipc::Error>(m.body).message.c_str());
+      return;
+    default:
+      MTIER_LOG_WARN("mtierd sent an unexpected %s; ignored", ipc::msg_type_name(m.type()));
+  }
+}
+
+void DaemonLink::drain_orders() {
+  ipc::Order batch[64];
+  for (;;) {
+    size_t n = ring_->pop(batch, 64);
+    for (size_t i = 0; i < n; i++) apply(batch[i]);
+    if (n < 64) break;
+  }
+  if (ring_->corrupt()) disconnect("its order ring is corrupt");
+}
+
+// Every order is checked here: the daemon is another process. Ranges come
+// in region pages; the engine takes them relative to the table (ids are
+// never reused, so a table freed meanwhile is just not found).
+void DaemonLink::apply(const ipc::Order& o) {
+  int rc = -EINVAL;
+  int id = static_cast<int>(o.table_id);
+  uint64_t base = 0;
+  auto op = static_cast<ipc::OrderOp>(o.op);
+  if (op != ipc::OrderOp::kSetBudget) {
+    rc = engine_.table_first_page(id, &base);
+    if (rc == 0 && (o.first_page < base || o.count == 0 || o.tier > 1)) rc = -EINVAL;
+    if (rc < 0) {
+      (rc == -ENOENT ? done_ : refused_).fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+  }
+  uint64_t page = o.first_page - base;
+  switch (op) {
+    case ipc::OrderOp::kEvict:  // tier 1: down one tier; 0: out of memory
+      rc = engine_.evict_range(id, page, o.count, o.tier == 1);
+      break;
+    case ipc::OrderOp::kPrefetch:
+      rc = engine_.prefetch_range(id, page, o.count);
+      break;
+    case ipc::OrderOp::kMove:
+      // Down to the slow tier is an eviction that stops there; promotion
+      // back to DRAM is not carried out yet (counted as refused).
+      rc = o.tier == 1 ? engine_.evict_range(id, page, o.count, true) : -EOPNOTSUPP;
+      break;
+    case ipc::OrderOp::kSetBudget:
+      if (o.tier <= 1 && o.table_id == 0) {
+        engine_.set_budget_pages(o.tier, o.first_page);  // 0: the configured one
+        rc = 0;
+      }
+      break;
+  }
+  (rc < 0 && rc != -ENOENT ? refused_ : done_).fetch_add(1, std::memory_order_relaxed);
+}
+
+void DaemonLink::publish_status() {
+  ipc::SegmentHeader* h = segment_.header();
+  EngineStats s = engine_.stats();
+  h->dram_budget_pages.store(s.budget_bytes / 4096, std::memory_order_relaxed);
+  h->dram_resident_pages.store(s.resident_bytes / 4096, std::memory_order_relaxed);
+  h->slow_budget_pages.store(s.slow_budget_bytes / 4096, std::memory_order_relaxed);
+  h->slow_resident_pages.store(s.slow_resident_bytes / 4096, std::memory_order_relaxed);
+  segment_.stamp_runtime_heartbeat();
+}
+
+void DaemonLink::update_hints_active() {
+  core_.hints_active.store(fd_ >= 0 && segment_.daemon_alive(kDaemonStaleNs),
+                           std::memory_order_release);
+}
+
+}  // namespace mtier

@@ -1,0 +1,32 @@
+// Migration orders from outside the engine (the daemon's policies, through
+// the daemon link): evict a range out of DRAM, prefetch a range into it, set
+// the DRAM budget. Each is validated against the tables (the daemon is
+// another process) and clipped to its table.
+#include <cerrno>
+#include <mutex>
+#include <shared_mutex>
+#include "engine/engine.h"
+
+namespace mtier {
+
+int Engine::evict_range(int table_id, uint64_t first, uint64_t count, bool one_tier) {
+  return evictor_->evict_range(table_id, first, count, one_tier);
+}
+
+int Engine::table_first_page(int table_id, uint64_t* first) {
+  std::shared_lock<std::shared_mutex> lk(core_->tables.mutex());
+  Table* t = core_->tables.by_id(table_id);
+  if (!t) return -ENOENT;
+  *first = t->first_page;
+  return 0;
+}
+
+int Engine::prefetch_range(int table_id, uint64_t first, uint64_t count) {
+  return handler_->request_prefetch(table_id, first, count);
+}
+
+void Engine::set_budget_pages(int tier, uint64_t pages) {
+  (tier == 0 ? core_->residency : core_->slow).set_budget_pages(pages);
+}
+
+}  // namespace mtier
