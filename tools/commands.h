@@ -7,5 +7,7 @@ namespace mtier::tools {
 int cmd_demo(int argc, char** argv);
 int cmd_bench(int argc, char** argv);
 int cmd_run(int argc, char** argv);
+int cmd_status(int argc, char** argv);
+int cmd_policy(int argc, char** argv);
 
 }  // namespace mtier::tools

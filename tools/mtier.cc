@@ -22,6 +22,10 @@ const Command kCommands[] = {
      "            an offline oracle), `mtier bench fault` (per-page costs of the fault path)"},
     {"run", mtier::tools::cmd_run,
      "run a program with libmtier.so preloaded: its big allocations become managed tables"},
+    {"status", mtier::tools::cmd_status,
+     "what mtierd knows: policy, heat sources, registered processes and their tables"},
+    {"policy", mtier::tools::cmd_policy,
+     "mtierd's tiering policies: list them, show the one in effect, switch it at run time"},
 };
 
 void usage(FILE* out) {

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdio>  // snprintf / vsnprintf only: they format into our buffer
+#include <cstring>
 
 namespace mtier::log {
 namespace {
@@ -14,6 +15,8 @@ namespace {
 std::atomic<int> g_level{static_cast<int>(Level::kWarning)};
 std::atomic<int> g_fd{2};
 std::atomic<long long (*)()> g_clock{nullptr};
+// The prefix's name, NUL-terminated; written only by set_ident.
+char g_ident[kMaxIdentBytes + 1] = "mtier";
 
 // Set while this thread is inside vwrite. initial-exec: the preload library
 // must not make the dynamic linker allocate TLS on first use.
@@ -47,10 +50,10 @@ void write_all(int fd, const char* buf, size_t len) {
   }
 }
 
-// Formats "<level>mtier: " + fmt + '\n' into a stack buffer (truncating) and writes it.
+// Formats "<level>IDENT: " + fmt + '\n' into a stack buffer (truncating) and writes it.
 void emit(int level, const char* fmt, va_list ap) {
   char buf[kMaxLineBytes];
-  int head = snprintf(buf, sizeof buf, "<%d>mtier: ", level);
+  int head = snprintf(buf, sizeof buf, "<%d>%s: ", level, g_ident);
   int body = vsnprintf(buf + head, sizeof buf - static_cast<size_t>(head), fmt, ap);
   size_t len = static_cast<size_t>(head) + (body > 0 ? static_cast<size_t>(body) : 0);
   if (len > sizeof buf - 1) len = sizeof buf - 1;  // truncated: keep room for '\n'
@@ -92,6 +95,13 @@ bool admit() {
 void set_level(Level level) { g_level.store(static_cast<int>(level)); }
 Level level() { return static_cast<Level>(g_level.load()); }
 void set_fd(int fd) { g_fd.store(fd); }
+
+void set_ident(const char* ident) {
+  if (ident == nullptr || *ident == '\0') ident = "mtier";
+  size_t n = strnlen(ident, kMaxIdentBytes);
+  memcpy(g_ident, ident, n);
+  g_ident[n] = '\0';
+}
 
 void write(Level level, const char* fmt, ...) {
   va_list ap;

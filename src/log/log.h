@@ -2,7 +2,8 @@
 // buffer formatted with vsnprintf and written with write(2) to stderr, a
 // per-thread recursion guard (a log call made while logging is dropped), and
 // one process-wide rate cap (jemalloc malloc_write_fd). No stdio, no malloc.
-// Lines carry sd-daemon(3) syslog prefixes: "<3>mtier: ..." for errors.
+// Lines carry sd-daemon(3) syslog prefixes: "<3>mtier: ..." for errors
+// ("<3>mtierd: ..." in the daemon, after set_ident).
 #pragma once
 #include <cstdarg>
 #include <cstddef>
@@ -23,7 +24,13 @@ void set_level(Level level);
 Level level();
 // Where lines go (default 2, stderr). Tests point it at a pipe or file.
 void set_fd(int fd);
-// Formats and writes one line: "<N>mtier: " prefix (N = level) and '\n'
+// The name after each line's level ("mtier" by default; mtierd sets "mtierd").
+// Copied into a fixed static buffer (no malloc); longer names are truncated
+// to kMaxIdentBytes; nullptr or "" restores "mtier". Call it at start, before
+// other threads log: it is not synchronized with a line being written.
+inline constexpr size_t kMaxIdentBytes = 15;
+void set_ident(const char* ident);
+// Formats and writes one line: "<N>IDENT: " prefix (N = level) and '\n'
 // added (a trailing '\n' in fmt is not doubled). Preserves errno.
 void write(Level level, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 void vwrite(Level level, const char* fmt, va_list ap);

@@ -165,5 +165,19 @@ TEST_F(LogTest, NoSuppressedLineWhenNothingWasDropped) {
   EXPECT_EQ(drain(), "<4>mtier: a\n<4>mtier: b\n");
 }
 
+TEST_F(LogTest, IdentChangesThePrefixAndBack) {
+  set_ident("mtierd");
+  MTIER_LOG_ERROR("daemon line");
+  set_ident("an-identifier-longer-than-15");  // truncated to kMaxIdentBytes
+  MTIER_LOG_WARN("long");
+  set_ident(nullptr);  // back to the default
+  MTIER_LOG_ERROR("library line");
+  set_ident("mtierd");
+  set_ident("mtier");
+  MTIER_LOG_WARN("explicit default");
+  EXPECT_EQ(drain(), "<3>mtierd: daemon line\n<4>an-identifier-l: long\n"
+                     "<3>mtier: library line\n<4>mtier: explicit default\n");
+}
+
 }  // namespace
 }  // namespace mtier::log

@@ -1,0 +1,93 @@
+// The settings of mtierd, the node daemon, and their one table (as
+// src/config/options.h has for the runtime): every setting has a name, a
+// type, a default, an accepted range or set of values and a help line. Read
+// from /etc/mtier/mtierd.conf ("name = value" lines), then overridden from
+// the command line (daemon/cli.h). man/mtierd.8 lists the same table;
+// tests/unit/daemon_config_test.cc checks that it does. Parsing allocates
+// (std::string) and runs at start and on SIGHUP only.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "log/log.h"
+
+namespace mtier::daemon {
+
+// Heat sources, as a bit set in DaemonConfig::sources. kSourcesAuto (alone)
+// means every source this machine has, probed at start; 0 means none (the
+// runtimes' own access sampler only).
+inline constexpr unsigned kSourcePebs = 1u << 0;        // Intel PEBS load latency
+inline constexpr unsigned kSourceIbs = 1u << 1;         // AMD IBS op sampling
+inline constexpr unsigned kSourcePageFaults = 1u << 2;  // perf page-fault software events
+inline constexpr unsigned kSourcesAuto = 1u << 31;
+
+// The settings in effect. Sizes are bytes, periods milliseconds.
+struct DaemonConfig {
+  std::string socket = "/run/mtier/mtierd.sock";  // registration and control socket
+  std::string policy = "lfu";                     // placement policy name
+  std::string policy_params;                      // "key=value key=value" for the policy
+  uint64_t dram_bytes = 0;              // node-wide DRAM budget; 0 = each process its own
+  uint64_t slow_bytes = 0;              // node-wide slow-tier budget; 0 = each process its own
+  uint64_t migrate_rate = 256ull << 20; // bytes moved per second, all processes; 0 = unlimited
+  unsigned sources = kSourcesAuto;      // heat sources (bit set above)
+  unsigned sample_period = 10007;       // hardware sources: events per sample
+  unsigned max_samples = 50000;         // samples processed per second, at most
+  unsigned heat_granularity = 1;        // pages per heat extent
+  unsigned cool_period_ms = 1000;       // heat halves every this long
+  unsigned tick_ms = 100;               // policy period
+  log::Level log_level = log::Level::kNotice;
+  unsigned stale_ms = 5000;             // a runtime silent this long is considered gone
+};
+
+enum class DaemonOptionType { kPath, kName, kParams, kSize, kUnsigned, kSources, kLogLevel };
+
+struct DaemonOptionInfo {
+  const char* name;          // as written in mtierd.conf
+  DaemonOptionType type;
+  const char* default_text;  // as shown in --help and mtierd(8)
+  uint64_t min, max;         // accepted range of kSize and kUnsigned
+  const char* help;
+};
+
+// The table, in DaemonConfig's order, for --help, the man page test and describe_config.
+const std::vector<DaemonOptionInfo>& daemon_option_table();
+// The type as mtierd(8) names it: "path", "name", "params", "size", "unsigned",
+// "sources", "level".
+const char* type_name(DaemonOptionType type);
+// What a setting accepts, as mtierd(8) writes it after "Accepted:" and a bad
+// value message after "expected": "10 to 10000", "0 to 1P", "error, warning,
+// notice, info or debug", ...
+std::string accepted_values(const DaemonOptionInfo& info);
+
+// Applies one setting. Returns 0, or -EINVAL with *why (if given) set to
+// "unknown option 'x'" or "bad value 'y' for 'x' (expected ...)", where x is
+// `label` if given (the command line names its flag: '--dram-bytes'); *cfg
+// is unchanged on error.
+[[nodiscard]] int set_option(const std::string& name, const std::string& value,
+                             DaemonConfig* cfg, std::string* why, const char* label = nullptr);
+
+// Parses config text: "name = value" lines, '#' comments (at the start of a
+// line or after whitespace), blank lines; a value may be enclosed in double
+// quotes (to write "" or keep outer spaces). A name given twice: the later
+// line wins. All-or-nothing: *cfg is changed only when every line is valid.
+// Returns 0 or -EINVAL with *why = "ORIGIN:LINE: unknown option 'x'",
+// "ORIGIN:LINE: bad value 'y' for 'x' (expected ...)" or
+// "ORIGIN:LINE: expected 'name = value', got 'z'" (the first error).
+[[nodiscard]] int load_text(const std::string& text, const std::string& origin,
+                            DaemonConfig* cfg, std::string* why);
+
+// Reads and parses the file at path (origin = path). A missing file is not
+// an error unless `required` (returns 0, *cfg unchanged). Returns 0, -errno
+// with *why = "PATH: cannot read: REASON", or -EINVAL as load_text.
+[[nodiscard]] int load_file(const std::string& path, bool required, DaemonConfig* cfg,
+                            std::string* why);
+
+// One line per setting, "name = value\n", for the log at start (info level).
+std::string describe_config(const DaemonConfig& cfg);
+// "auto", "none" or "pebs,ibs,page-faults" (the sources set, in that order).
+std::string sources_text(unsigned sources);
+// "error", "warning", "notice", "info" or "debug".
+const char* level_name(log::Level level);
+
+}  // namespace mtier::daemon

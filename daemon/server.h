@@ -1,0 +1,80 @@
+// mtierd's event loop: one thread, one epoll set holding the listening
+// socket, every client connection, a signalfd (TERM/INT: stop; HUP: reload)
+// and the policy tick's timerfd. Each tick collects heat from the registered
+// processes' sources, runs the policy and sends its orders (planner.cc).
+//
+// A client is trusted for nothing: its identity is SO_PEERCRED's, a message
+// that does not decode, comes out of order or from the wrong role is logged
+// with the peer's pid and answered with ERROR, and that connection is closed;
+// the others are served on. Permissions: a runtime registers only itself;
+// changing the policy takes root or the daemon's own user; a status request
+// shows a non-root user only the processes of that user.
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli.h"
+#include "client.h"
+#include "daemon_config.h"
+#include "heat/perf_source.h"
+#include "policy/policy.h"
+
+namespace mtier::daemon {
+
+class Server {
+ public:
+  // `cli`: how the configuration was made, to remake it on SIGHUP.
+  Server(const DaemonConfig& cfg, CliResult cli);
+  ~Server();
+
+  // Detects the heat sources, makes the policy, listens. 0, or -errno with
+  // *why saying what failed (the caller logs it and exits 1).
+  [[nodiscard]] int start(std::string* why);
+  // Serves until SIGTERM/SIGINT (or request_stop). Returns 0, or 1 when the
+  // loop itself failed.
+  int run();
+  void request_stop() { stopping_ = true; }
+
+  // What WELCOME and status say about sampling: "page-faults" or "none".
+  std::string sources_in_use() const;
+
+ private:
+  void accept_clients();
+  void serve(Client& c);
+  void drop(Client& c, const std::string& why);
+  void refuse(Client& c, int code, const std::string& why);
+  void on_hello(Client& c, const ipc::Hello& m);
+  void on_register(Client& c, const ipc::Register& m, std::vector<int>& fds);
+  void on_policy_set(Client& c, const ipc::PolicySet& m);
+  void on_status(Client& c, const ipc::StatusRequest& m);
+  void on_signal();
+  void reload();
+  void tick();
+  void plan_and_order(double tick_s);
+  void close_all();
+  void open_heat_source(Client& c);
+  // Which heat source kind to use, or nullptr: the config's choice among
+  // the detected ones.
+  const HeatSourceInfo* pick_source() const;
+  void sync_directory(Client& c);
+  void collect_heat();
+  std::string status_json(const Client& asker, pid_t pid, int* status);
+
+  DaemonConfig cfg_;
+  CliResult cli_;
+  int listen_fd_ = -1, epoll_fd_ = -1, signal_fd_ = -1, timer_fd_ = -1;
+  bool stopping_ = false;
+  std::map<int, std::unique_ptr<Client>> clients_;  // by fd
+  std::unique_ptr<policy::Policy> policy_;
+  std::vector<HeatSourceInfo> detected_;
+  const HeatSourceInfo* source_ = nullptr;  // in use, or nullptr
+  uint32_t next_id_ = 1;
+  uint32_t tick_ = 1;
+  double since_cool_s_ = 0;
+  double since_refresh_s_ = 0;
+  std::vector<std::vector<policy::Place>> place_scratch_;
+};
+
+}  // namespace mtier::daemon

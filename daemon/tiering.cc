@@ -1,0 +1,244 @@
+// The daemon's tick: heat from each registered process's source into its
+// heat model, the table directories kept in step, the policy's plan over
+// every process, and the plan sent as orders through each process's ring.
+#include <cerrno>
+#include <cstring>
+
+#include "ipc/channel.h"
+#include "log/log.h"
+#include "server.h"
+#include "uffd/page_state.h"
+
+namespace mtier::daemon {
+namespace {
+
+// Ring pages per thread for the heat source: 2^5 data pages (128 KiB) hold
+// a tick's samples at the default max_samples.
+constexpr unsigned kRingPagesLog2 = 5;
+constexpr double kRefreshThreadsS = 1.0;
+
+policy::Place place_of(uint64_t w) {
+  switch (PageWord::state(w)) {
+    case PageState::kAbsent:
+      return PageWord::has_slot(w) ? policy::Place::kStore : policy::Place::kUntouched;
+    case PageState::kFailed:
+      return policy::Place::kStore;
+    default:  // resident, or being placed / evicted: in memory for now
+      return PageWord::slow(w) ? policy::Place::kSlow : policy::Place::kDram;
+  }
+}
+
+ipc::Order order_of(const policy::Move& m, uint64_t table_first_page) {
+  ipc::Order o{};
+  o.table_id = static_cast<uint32_t>(m.table_id);
+  o.first_page = table_first_page + m.first_page;
+  o.count = m.count;
+  switch (m.op) {
+    case policy::Move::kEvict:
+      o.op = static_cast<uint16_t>(ipc::OrderOp::kEvict);
+      o.tier = 0;
+      break;
+    case policy::Move::kDemote:
+      o.op = static_cast<uint16_t>(ipc::OrderOp::kEvict);
+      o.tier = 1;
+      break;
+    case policy::Move::kPrefetch:
+      o.op = static_cast<uint16_t>(ipc::OrderOp::kPrefetch);
+      o.tier = 0;
+      break;
+    case policy::Move::kPromote:
+      o.op = static_cast<uint16_t>(ipc::OrderOp::kMove);
+      o.tier = 0;
+      break;
+  }
+  return o;
+}
+
+}  // namespace
+
+const HeatSourceInfo* Server::pick_source() const {
+  // Best first: exact data addresses of sampled accesses, then faults.
+  for (HeatSourceKind k : {HeatSourceKind::kPebs, HeatSourceKind::kIbs, HeatSourceKind::kPageFaults}) {
+    const HeatSourceInfo& s = detected_[static_cast<size_t>(k)];
+    bool wanted = cfg_.sources == kSourcesAuto || (cfg_.sources & (1u << static_cast<int>(k)));
+    if (wanted && s.available) return &s;
+  }
+  return nullptr;
+}
+
+void Server::open_heat_source(Client& c) {
+  if (!source_) return;
+  auto src = std::make_unique<HeatSource>();
+  HeatSourceOptions opt;
+  opt.period = source_->fixed_period ? 0 : cfg_.sample_period;
+  opt.ring_pages_log2 = kRingPagesLog2;
+  if (int rc = src->open(*source_, c.pid, opt); rc < 0) {
+    MTIER_LOG_WARN("%s: heat source %s: %s; its heat comes from page words only",
+                   c.label().c_str(), heat_source_name(source_->kind), strerror(-rc));
+    return;
+  }
+  c.source = std::move(src);
+}
+
+// Re-reads the directory when its generation moved; the heat model follows
+// (tables gone are dropped, new ones added, a table whose size changed is
+// new). A directory that does not validate drops the client.
+void Server::sync_directory(Client& c) {
+  uint64_t gen = c.segment->header()->directory_generation.load(std::memory_order_acquire);
+  if (gen == c.directory_generation) return;
+  std::vector<ipc::TableEntry> tables;
+  int rc = c.segment->read_directory(&tables, &gen);
+  if (rc == -EAGAIN) return;  // being written: next tick
+  if (rc < 0) return refuse(c, rc, "its table directory is invalid");
+  for (const auto& old : c.tables) {
+    bool kept = false;
+    for (const auto& t : tables) kept |= t.id == old.id && t.pages == old.pages;
+    if (!kept) (void)c.heat->remove_table(static_cast<int>(old.id));
+  }
+  for (const auto& t : tables)
+    if (!c.heat->find(static_cast<int>(t.id))) (void)c.heat->add_table(static_cast<int>(t.id), t.pages);
+  c.tables = std::move(tables);
+  c.directory_generation = gen;
+}
+
+// Samples into heat: the address names a table by the directory (region
+// page = (addr - region_base) / 4096). At most max_samples per second over
+// all processes; the rest waits in the rings (or is lost, and counted).
+void Server::collect_heat() {
+  double tick_s = cfg_.tick_ms / 1000.0;
+  size_t budget = static_cast<size_t>(cfg_.max_samples * tick_s) + 1;
+  bool refresh = since_refresh_s_ >= kRefreshThreadsS;
+  if (refresh) since_refresh_s_ = 0;
+  for (auto& [fd, cp] : clients_) {
+    Client& c = *cp;
+    if (!c.is_runtime() || !c.source) continue;
+    if (refresh) (void)c.source->refresh();
+    uint64_t base = c.segment->layout().region_base;
+    uint64_t region_pages = c.segment->region_pages();
+    long n = c.source->drain(
+        [&](const PerfSample& s) {
+          c.samples++;
+          uint64_t page = (s.addr - base) / 4096;
+          if (!s.has_addr || s.addr < base || page >= region_pages) {
+            c.unattributed++;
+            return;
+          }
+          // The directory is sorted by slot, not address: a linear scan is
+          // fine for the handful of tables a trainer has.
+          for (const auto& t : c.tables)
+            if (page >= t.first_page && page < t.first_page + t.pages) {
+              c.heat->record(static_cast<int>(t.id), page - t.first_page);
+              return;
+            }
+          c.unattributed++;
+        },
+        budget);
+    if (n > 0) budget -= std::min(budget, static_cast<size_t>(n));
+  }
+}
+
+void Server::tick() {
+  double tick_s = cfg_.tick_ms / 1000.0;
+  since_cool_s_ += tick_s;
+  since_refresh_s_ += tick_s;
+  tick_++;
+  for (auto it = clients_.begin(); it != clients_.end();) {
+    Client& c = *(it++)->second;  // sync may drop c
+    if (c.is_runtime()) sync_directory(c);
+  }
+  collect_heat();
+  bool cool = since_cool_s_ >= policy_->cool_period_s();
+  for (auto& [fd, c] : clients_) {
+    if (!c->is_runtime()) continue;
+    c->heat->tick(tick_, tick_s);
+    if (cool) c->heat->cool();
+    c->segment->stamp_daemon_heartbeat();
+  }
+  if (cool) since_cool_s_ = 0;
+  plan_and_order(tick_s);
+}
+
+void Server::plan_and_order(double tick_s) {
+  policy::NodeView node;
+  node.now_tick = tick_;
+  node.tick_seconds = tick_s;
+  node.dram_pages = cfg_.dram_bytes / 4096;
+  node.slow_pages = cfg_.slow_bytes / 4096;
+  node.migrate_pages_per_tick =
+      cfg_.migrate_rate ? std::max<uint64_t>(1, static_cast<uint64_t>(cfg_.migrate_rate * tick_s / 4096))
+                        : 0;
+  std::vector<Client*> order;
+  size_t scratch = 0;
+  uint64_t stale_ns = uint64_t{cfg_.stale_ms} * 1000000;
+  for (auto& [fd, cp] : clients_) {
+    Client& c = *cp;
+    if (!c.is_runtime() || !c.segment->runtime_alive(stale_ns)) continue;
+    const ipc::SegmentHeader* h = c.segment->header();
+    policy::ProcessView pv;
+    pv.client = c.id;
+    pv.pid = c.pid;
+    pv.weight = c.weight;
+    pv.dram_resident_pages = h->dram_resident_pages.load(std::memory_order_relaxed);
+    pv.slow_resident_pages = h->slow_resident_pages.load(std::memory_order_relaxed);
+    pv.own_budget_pages = h->dram_budget_pages.load(std::memory_order_relaxed);
+    for (const auto& t : c.tables) {
+      if (scratch == place_scratch_.size()) place_scratch_.emplace_back();
+      auto& place = place_scratch_[scratch++];
+      place.resize(t.pages);
+      const std::atomic<uint64_t>* words = c.segment->words() + t.first_page;
+      for (uint64_t p = 0; p < t.pages; p++)
+        place[p] = place_of(words[p].load(std::memory_order_relaxed));
+      policy::TableView tv;
+      if (c.heat->fill_view(static_cast<int>(t.id), &tv) < 0) continue;
+      tv.name = t.name;
+      tv.place = place.data();
+      tv.hints = c.segment->hints() + t.first_page;
+      pv.tables.push_back(std::move(tv));
+    }
+    node.procs.push_back(std::move(pv));
+    order.push_back(&c);
+  }
+  place_scratch_.resize(scratch);
+  if (node.procs.empty()) return;
+  policy::Plan plan;
+  policy_->plan(node, &plan);
+  std::vector<bool> woken(order.size(), false);
+  auto push = [&](size_t i, const ipc::Order& o) {
+    Client& c = *order[i];
+    if (c.ring->push(o)) {
+      c.orders_sent++;
+      c.pages_moved += o.count;
+      woken[i] = true;
+    } else {
+      c.orders_dropped++;
+    }
+  };
+  for (size_t i = 0; i < order.size(); i++) {
+    Client& c = *order[i];
+    // A node budget is carried out by the process's own evictor.
+    uint64_t b = node.dram_pages ? plan.dram_budget_pages[i] : 0;
+    if (b != c.budget_sent) {
+      ipc::Order o{};
+      o.op = static_cast<uint16_t>(ipc::OrderOp::kSetBudget);
+      o.first_page = b;
+      push(i, o);
+      c.budget_sent = b;
+    }
+  }
+  for (const policy::Move& m : plan.moves) {
+    for (size_t i = 0; i < order.size(); i++) {
+      if (order[i]->id != m.client) continue;
+      for (const auto& t : order[i]->tables)
+        if (static_cast<int>(t.id) == m.table_id) push(i, order_of(m, t.first_page));
+    }
+  }
+  for (size_t i = 0; i < order.size(); i++) {
+    if (!woken[i]) continue;
+    ipc::Orders wake{order[i]->segment->header()->ring_head.load(std::memory_order_relaxed)};
+    int rc = ipc::send_message(order[i]->fd, ipc::Message{wake}, nullptr, 0);
+    if (rc < 0 && rc != -EAGAIN)
+      MTIER_LOG_DEBUG("%s: ORDERS: %s", order[i]->label().c_str(), strerror(-rc));
+  }
+}
+
+}  // namespace mtier::daemon

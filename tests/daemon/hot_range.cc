@@ -1,0 +1,111 @@
+// A trainer stand-in for the daemon tests, on the C API: two tables, "hot"
+// and "cold", of --mib MiB each, every 8-byte word written with a value
+// derived from its address; then for --seconds it either hammers the first
+// --hot-percent of "hot" (reads and read-modify-writes, so that the access
+// sampler's MINOR faults land there) or, with --sweep, walks both tables
+// end to end (every page wanted, so residency presses on the budget). Each
+// update adds a known amount to a word, so at the end every word is checked
+// against its expected value: data must survive every eviction, fetch and
+// daemon order. Prints "pid N ready" when the tables are filled (the test
+// waits for it) and "ok" at the end; any mismatch: exit 1 with the word.
+// Options come from MTIER_* variables (mtier.conf(5)).
+#include <getopt.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "mtier.h"
+
+namespace {
+
+uint64_t pattern(uint64_t table, uint64_t word) { return (table << 56) ^ (word * 0x9e3779b97f4a7c15ull); }
+
+struct Table {
+  uint64_t* words;
+  size_t n;
+  std::vector<uint32_t> adds;  // per page: updates made to its first word
+};
+
+int make(const char* name, size_t bytes, uint64_t tag, Table* t) {
+  void* addr;
+  int id = mtier_table_create(name, bytes, &addr);
+  if (id < 0) {
+    fprintf(stderr, "hot_range: mtier_table_create(%s): %s\n", name, strerror(-id));
+    return -1;
+  }
+  t->words = static_cast<uint64_t*>(addr);
+  t->n = bytes / 8;
+  t->adds.assign(bytes / 4096, 0);
+  for (size_t i = 0; i < t->n; i++) t->words[i] = pattern(tag, i);
+  return 0;
+}
+
+// Touches pages [first, last) of t: reads the page's middle word, adds 1 to
+// its first word.
+uint64_t touch(Table& t, size_t first, size_t last) {
+  uint64_t sum = 0;
+  for (size_t p = first; p < last; p++) {
+    sum += t.words[p * 512 + 256];
+    t.words[p * 512] += 1;
+    t.adds[p]++;
+  }
+  return sum;
+}
+
+int check(const Table& t, uint64_t tag, const char* name) {
+  for (size_t i = 0; i < t.n; i++) {
+    uint64_t want = pattern(tag, i) + (i % 512 == 0 ? t.adds[i / 512] : 0);
+    if (t.words[i] != want) {
+      fprintf(stderr, "hot_range: table %s word %zu: %#llx, expected %#llx\n", name, i,
+              static_cast<unsigned long long>(t.words[i]), static_cast<unsigned long long>(want));
+      return 1;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  size_t mib = 16;
+  unsigned hot_percent = 25;
+  double seconds = 5;
+  bool sweep = false;
+  static const struct option longs[] = {{"mib", required_argument, nullptr, 'm'},
+                                        {"hot-percent", required_argument, nullptr, 'p'},
+                                        {"seconds", required_argument, nullptr, 's'},
+                                        {"sweep", no_argument, nullptr, 'w'},
+                                        {nullptr, 0, nullptr, 0}};
+  for (int c; (c = getopt_long(argc, argv, "", longs, nullptr)) != -1;) {
+    if (c == 'm') mib = strtoul(optarg, nullptr, 10);
+    else if (c == 'p') hot_percent = static_cast<unsigned>(strtoul(optarg, nullptr, 10));
+    else if (c == 's') seconds = strtod(optarg, nullptr);
+    else if (c == 'w') sweep = true;
+    else return 2;
+  }
+  Table hot, cold;
+  if (make("hot", mib << 20, 1, &hot) < 0 || make("cold", mib << 20, 2, &cold) < 0) return 1;
+  printf("pid %d ready\n", getpid());
+  fflush(stdout);
+  size_t pages = (mib << 20) / 4096, hot_pages = pages * hot_percent / 100;
+  auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  uint64_t sink = 0, rounds = 0;
+  while (std::chrono::steady_clock::now() < end) {
+    if (sweep) {
+      sink += touch(hot, 0, pages) + touch(cold, 0, pages);
+    } else {
+      sink += touch(hot, 0, hot_pages);
+      usleep(1000);  // a trainer's pace: the sampler's faults, not a busy loop
+    }
+    rounds++;
+  }
+  if (check(hot, 1, "hot") || check(cold, 2, "cold")) return 1;
+  printf("ok rounds=%llu sink=%llu\n", static_cast<unsigned long long>(rounds),
+         static_cast<unsigned long long>(sink & 1));
+  return 0;
+}

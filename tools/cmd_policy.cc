@@ -1,0 +1,117 @@
+// mtier policy list | get | set NAME [KEY=VALUE...]: the tiering policies
+// mtierd offers (with every tunable), the one in effect, and switching it at
+// run time. `set` checks the name and parameters here first, so a typo is
+// reported without a daemon; the daemon checks them again.
+#include <getopt.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "commands.h"
+#include "daemon_client.h"
+#include "policy/policy.h"
+#include "util/json_value.h"
+
+namespace mtier::tools {
+namespace {
+
+const char kUsage[] =
+    "usage: mtier policy list\n"
+    "       mtier policy get [--socket PATH]\n"
+    "       mtier policy set NAME [KEY=VALUE...] [--socket PATH]\n"
+    "\n"
+    "list  the policies and their tunables (defaults and accepted ranges)\n"
+    "get   the policy mtierd runs now, with every parameter\n"
+    "set   switch mtierd to policy NAME; tunables not given take their defaults\n"
+    "      (needs root or mtierd's user)\n"
+    "\n"
+    "  --socket PATH  the daemon's socket (default $MTIER_DAEMON_SOCKET, else\n"
+    "                 /run/mtier/mtierd.sock)\n"
+    "  -h, --help     this text\n"
+    "\n"
+    "Exit status: 0; 1 when the daemon is not reachable or refuses; 2 usage.\n";
+
+int usage_error(const char* what) {
+  fprintf(stderr, "mtier policy: %s\nTry 'mtier policy --help'.\n", what);
+  return 2;
+}
+
+int list() {
+  for (const policy::PolicyInfo& p : policy::policy_table()) {
+    printf("%s: %s\n", p.name, p.description);
+    for (const policy::Tunable& t : p.tunables)
+      printf("  %-16s default %-8s (%s) %s\n", t.key, policy::default_text(t).c_str(),
+             policy::range_text(t).c_str(), t.help);
+  }
+  return 0;
+}
+
+int get(const std::string& path) {
+  ipc::Reply reply;
+  std::string why;
+  if (daemon_request(path, ipc::Message{ipc::StatusRequest{0}}, &reply, &why) < 0 ||
+      (reply.status < 0 && reply.status != -ESRCH)) {
+    fprintf(stderr, "mtier policy: %s\n", why.empty() ? reply.message.c_str() : why.c_str());
+    return 1;
+  }
+  json::Value v;
+  if (json::parse(reply.message, &v, &why) < 0) {
+    fprintf(stderr, "mtier policy: mtierd's reply does not parse (%s)\n", why.c_str());
+    return 1;
+  }
+  printf("%s %s\n", v["daemon"].str("policy").c_str(), v["daemon"].str("policy_params").c_str());
+  return 0;
+}
+
+int set(const std::string& path, const std::string& name, const std::string& params) {
+  std::unique_ptr<policy::Policy> p;
+  std::string why;
+  if (policy::make_policy(name, params, &p, &why) < 0) {
+    fprintf(stderr, "mtier policy: %s\n", why.c_str());
+    return 1;
+  }
+  ipc::Reply reply;
+  if (daemon_request(path, ipc::Message{ipc::PolicySet{name, params}}, &reply, &why) < 0) {
+    fprintf(stderr, "mtier policy: %s\n", why.c_str());
+    return 1;
+  }
+  if (reply.status < 0) {
+    fprintf(stderr, "mtier policy: mtierd refused: %s\n", reply.message.c_str());
+    return 1;
+  }
+  printf("%s\n", reply.message.c_str());
+  return 0;
+}
+
+}  // namespace
+
+int cmd_policy(int argc, char** argv) {
+  static const struct option longs[] = {{"socket", required_argument, nullptr, 's'},
+                                        {"help", no_argument, nullptr, 'h'},
+                                        {nullptr, 0, nullptr, 0}};
+  const char* socket = nullptr;
+  optind = 1;
+  // "+": options only before the subcommand's words would stop at NAME;
+  // permute instead, KEY=VALUE words never start with '-'.
+  for (int c; (c = getopt_long(argc, argv, "h", longs, nullptr)) != -1;) {
+    if (c == 's') socket = optarg;
+    else if (c == 'h') return fputs(kUsage, stdout), 0;
+    else return fputs("Try 'mtier policy --help'.\n", stderr), 2;
+  }
+  if (optind >= argc) return usage_error("list, get or set?");
+  std::string verb = argv[optind++];
+  std::string path = daemon_socket_path(socket);
+  if (verb == "list") return optind == argc ? list() : usage_error("list takes no arguments");
+  if (verb == "get") return optind == argc ? get(path) : usage_error("get takes no arguments");
+  if (verb != "set") return usage_error(("unknown subcommand '" + verb + "'").c_str());
+  if (optind >= argc) return usage_error("set needs a policy name");
+  std::string name = argv[optind++], params;
+  for (; optind < argc; optind++) {
+    if (!strchr(argv[optind], '='))
+      return usage_error(("'" + std::string(argv[optind]) + "' is not KEY=VALUE").c_str());
+    params += (params.empty() ? "" : " ") + std::string(argv[optind]);
+  }
+  return set(path, name, params);
+}
+
+}  // namespace mtier::tools

@@ -1,0 +1,115 @@
+// mtier status [PID] [--json] [--socket PATH]: what mtierd knows: its policy
+// and heat sources, and each registered process's budget, residency per tier
+// and tables. The daemon answers with JSON (docs/protocol.md); --json prints
+// it as it came, otherwise it is laid out as text.
+#include <getopt.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "commands.h"
+#include "daemon_client.h"
+#include "util/json_value.h"
+
+namespace mtier::tools {
+namespace {
+
+const char kUsage[] =
+    "usage: mtier status [PID] [--json] [--socket PATH]\n"
+    "\n"
+    "Asks mtierd for its state: policy and parameters, heat sources, the node\n"
+    "budgets, and per registered process (all of them, or PID) its DRAM budget,\n"
+    "residency per tier, samples and orders, and per table its pages in DRAM, the\n"
+    "slow tier and the store, and its heat. Without root, only your processes.\n"
+    "\n"
+    "  --json         the daemon's JSON reply as it is (format: docs/protocol.md)\n"
+    "  --socket PATH  the daemon's socket (default $MTIER_DAEMON_SOCKET, else\n"
+    "                 /run/mtier/mtierd.sock)\n"
+    "  -h, --help     this text\n"
+    "\n"
+    "Exit status: 0; 1 when no daemon answers or PID is not registered; 2 usage.\n";
+
+double mib(double pages_or_bytes, double unit) { return pages_or_bytes * unit / 1048576.0; }
+
+void print_text(const json::Value& v) {
+  const json::Value& d = v["daemon"];
+  printf("mtierd pid %.0f on %s\n", d.num("pid"), d.str("socket").c_str());
+  printf("policy: %s %s\n", d.str("policy").c_str(), d.str("policy_params").c_str());
+  printf("heat source in use: %s\n", d.str("heat_source").c_str());
+  for (const auto& s : d["sources"].items)
+    printf("  %-12s %s\n", s.str("name").c_str(),
+           s["available"].b ? "available" : ("unavailable: " + s.str("reason")).c_str());
+  if (d.num("dram_bytes") > 0)
+    printf("node DRAM budget: %.1f MiB, shared by weight\n", mib(d.num("dram_bytes"), 1));
+  else
+    printf("node DRAM budget: none (each process keeps its own)\n");
+  printf("migration limit: %.0f MiB/s\n", mib(d.num("migrate_rate"), 1));
+  const auto& procs = v["processes"].items;
+  if (procs.empty()) printf("no registered processes\n");
+  for (const auto& p : procs) {
+    printf("\npid %.0f (%s) weight %.0f: DRAM %.1f / %.1f MiB", p.num("pid"),
+           p.str("name").c_str(), p.num("weight"), mib(p.num("dram_resident_bytes"), 1),
+           mib(p.num("dram_budget_bytes"), 1));
+    if (p.num("dram_assigned_bytes") > 0)
+      printf(" (assigned %.1f MiB)", mib(p.num("dram_assigned_bytes"), 1));
+    printf(", slow tier %.1f MiB; %.0f samples, %.0f orders\n",
+           mib(p.num("slow_resident_bytes"), 1), p.num("samples"), p.num("orders_sent"));
+    printf("  %-4s %-20s %10s %10s %10s %10s %10s\n", "id", "table", "MiB", "dram MiB",
+           "slow MiB", "store MiB", "heat");
+    for (const auto& t : p["tables"].items)
+      printf("  %-4.0f %-20s %10.1f %10.1f %10.1f %10.1f %10.1f\n", t.num("id"),
+             t.str("name").c_str(), mib(t.num("bytes"), 1), mib(t.num("dram_pages"), 4096),
+             mib(t.num("slow_pages"), 4096), mib(t.num("store_pages"), 4096), t.num("heat"));
+  }
+}
+
+}  // namespace
+
+int cmd_status(int argc, char** argv) {
+  static const struct option longs[] = {{"json", no_argument, nullptr, 'j'},
+                                        {"socket", required_argument, nullptr, 's'},
+                                        {"help", no_argument, nullptr, 'h'},
+                                        {nullptr, 0, nullptr, 0}};
+  bool as_json = false;
+  const char* socket = nullptr;
+  optind = 1;
+  for (int c; (c = getopt_long(argc, argv, "h", longs, nullptr)) != -1;) {
+    if (c == 'j') as_json = true;
+    else if (c == 's') socket = optarg;
+    else if (c == 'h') return fputs(kUsage, stdout), 0;
+    else return fputs("Try 'mtier status --help'.\n", stderr), 2;
+  }
+  unsigned long pid = 0;
+  if (optind < argc) {
+    char* end;
+    pid = strtoul(argv[optind], &end, 10);
+    if (*end || pid == 0 || pid > 0x7fffffff || optind + 1 < argc) {
+      fprintf(stderr, "mtier status: '%s' is not a process id\nTry 'mtier status --help'.\n",
+              argv[optind]);
+      return 2;
+    }
+  }
+  ipc::Reply reply;
+  std::string why;
+  std::string path = daemon_socket_path(socket);
+  ipc::StatusRequest req{static_cast<uint32_t>(pid)};
+  if (daemon_request(path, ipc::Message{req}, &reply, &why) < 0) {
+    fprintf(stderr, "mtier status: %s\n", why.c_str());
+    return 1;
+  }
+  if (reply.status < 0) {
+    fprintf(stderr, "mtier status: %s\n", reply.message.c_str());
+    return 1;
+  }
+  if (as_json) return printf("%s\n", reply.message.c_str()) < 0;
+  json::Value v;
+  if (json::parse(reply.message, &v, &why) < 0) {
+    fprintf(stderr, "mtier status: mtierd's reply does not parse (%s)\n", why.c_str());
+    return 1;
+  }
+  print_text(v);
+  return 0;
+}
+
+}  // namespace mtier::tools
