@@ -34,7 +34,6 @@ struct DaemonConfig {
   unsigned sample_period = 10007;       // hardware sources: events per sample
   unsigned max_samples = 50000;         // samples processed per second, at most
   unsigned heat_granularity = 1;        // pages per heat extent
-  unsigned cool_period_ms = 1000;       // heat halves every this long
   unsigned tick_ms = 100;               // policy period
   log::Level log_level = log::Level::kNotice;
   unsigned stale_ms = 5000;             // a runtime silent this long is considered gone

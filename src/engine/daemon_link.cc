@@ -5,6 +5,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -249,13 +250,16 @@ void DaemonLink::apply(const ipc::Order& o) {
   (rc < 0 && rc != -ENOENT ? refused_ : done_).fetch_add(1, std::memory_order_relaxed);
 }
 
+// The configured budget (what the daemon shares out) and the residency, in
+// pages; cheap enough for every tick (no table walk).
 void DaemonLink::publish_status() {
   ipc::SegmentHeader* h = segment_.header();
-  EngineStats s = engine_.stats();
-  h->dram_budget_pages.store(s.budget_bytes / 4096, std::memory_order_relaxed);
-  h->dram_resident_pages.store(s.resident_bytes / 4096, std::memory_order_relaxed);
-  h->slow_budget_pages.store(s.slow_budget_bytes / 4096, std::memory_order_relaxed);
-  h->slow_resident_pages.store(s.slow_resident_bytes / 4096, std::memory_order_relaxed);
+  auto pages = [](int64_t n) { return static_cast<uint64_t>(std::max<int64_t>(n, 0)); };
+  h->dram_budget_pages.store(core_.residency.own_budget_pages(), std::memory_order_relaxed);
+  h->dram_low_pages.store(core_.residency.own_low_pages(), std::memory_order_relaxed);
+  h->dram_resident_pages.store(pages(core_.residency.resident()), std::memory_order_relaxed);
+  h->slow_budget_pages.store(core_.slow.own_budget_pages(), std::memory_order_relaxed);
+  h->slow_resident_pages.store(pages(core_.slow.resident()), std::memory_order_relaxed);
   segment_.stamp_runtime_heartbeat();
 }
 

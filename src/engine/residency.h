@@ -21,6 +21,7 @@ class Residency {
   uint64_t low_pages() const { return low_.load(std::memory_order_relaxed); }
   // The configured budget (what the process asked for).
   uint64_t own_budget_pages() const { return own_.pages_budget(); }
+  uint64_t own_low_pages() const { return own_.pages_low(); }
   // A budget assigned from outside (the daemon's share of a node budget),
   // clamped to [1, own budget] pages, watermarks scaled by the same
   // percentages; 0 restores the configured budget. The evictor is kicked

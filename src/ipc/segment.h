@@ -23,7 +23,8 @@
 //                     192  runtime -> daemon: runtime_heartbeat_ns,
 //                          dram_budget_pages, dram_resident_pages,
 //                          slow_budget_pages, slow_resident_pages,
-//                          missing_faults, minor_faults, evictions, fetches
+//                          missing_faults, minor_faults, evictions, fetches,
+//                          dram_low_pages
 //                     320  daemon -> runtime: daemon_heartbeat_ns, hints_epoch
 //                     384  ring_head (daemon, the producer, writes it)
 //                     448  ring_tail (runtime, the consumer, writes it)
@@ -94,6 +95,9 @@ struct SegmentHeader {
   std::atomic<uint64_t> minor_faults;
   std::atomic<uint64_t> evictions;
   std::atomic<uint64_t> fetches;
+  // The configured budget's low watermark: residency the runtime's evictor
+  // brings DRAM down to (dram_budget_pages is the configured budget itself).
+  std::atomic<uint64_t> dram_low_pages;
   // Daemon -> runtime. hints_epoch: bumped by the daemon after it rewrote hints.
   alignas(64) std::atomic<uint64_t> daemon_heartbeat_ns;
   std::atomic<uint64_t> hints_epoch;
@@ -106,6 +110,7 @@ static_assert(sizeof(SegmentHeader) == 512);
 static_assert(offsetof(SegmentHeader, directory_generation) == 128);
 static_assert(offsetof(SegmentHeader, runtime_heartbeat_ns) == 192);
 static_assert(offsetof(SegmentHeader, fetches) == 256);
+static_assert(offsetof(SegmentHeader, dram_low_pages) == 264);
 static_assert(offsetof(SegmentHeader, daemon_heartbeat_ns) == 320);
 static_assert(offsetof(SegmentHeader, hints_epoch) == 328);
 static_assert(offsetof(SegmentHeader, ring_head) == 384);

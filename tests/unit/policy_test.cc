@@ -1,6 +1,7 @@
 // mtierd's heat model, budget sharing, move post-processing and the four
 // tiering policies (lfu, lru, hot-promote, static), on synthetic nodes whose
-// keep sets and moves are worked out by hand in the comments.
+// keep sets and moves are worked out by hand in the comments; and the
+// POLICIES section of man/mtier.7 against the registry.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,8 +11,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <initializer_list>
 #include <memory>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -19,6 +23,10 @@
 #include "policy/heat_model.h"
 #include "policy/policy.h"
 #include "policy/rate_limit.h"
+
+#ifndef MTIER_SRCDIR
+#error "MTIER_SRCDIR must name the source tree (for man/mtier.7)"
+#endif
 
 namespace mtier::policy {
 namespace {
@@ -671,6 +679,39 @@ TEST(Registry, UnknownNameAndBadParams) {
   ASSERT_EQ(make_policy("hot-promote", " hot_threshold=4,cold_ratio=0.25\thot_threshold=6 ", &p,
                         &why), 0) << why;
   EXPECT_EQ(p->params_text(), "hot_threshold=6 cold_ratio=0.25 cool_period_s=1");
+}
+
+// man/mtier.7's POLICIES section against the registry: under ".SS NAME"
+// of each policy, every tunable as "\fBkey\fR = default (range)" with its
+// help line, as `mtier policy list` prints them.
+TEST(Registry, ManPageListsEveryPolicyAndTunable) {
+  std::ifstream in(MTIER_SRCDIR "/man/mtier.7");
+  ASSERT_TRUE(in) << "cannot read " MTIER_SRCDIR "/man/mtier.7";
+  std::stringstream buf;
+  buf << in.rdbuf();
+  std::string man = buf.str();
+  for (size_t p; (p = man.find("\\-")) != std::string::npos;) man.replace(p, 2, "-");
+  auto part = [](const std::string& text, const std::string& head,
+                 std::initializer_list<const char*> ends) {
+    size_t start = text.find(head);
+    if (start == std::string::npos) return std::string();
+    size_t end = text.size();
+    for (const char* next : ends) end = std::min(end, text.find(next, start + head.size()));
+    return text.substr(start, end - start + (end < text.size()));  // with its last '\n'
+  };
+  std::string section = part(man, "\n.SH POLICIES\n", {"\n.SH "});
+  ASSERT_FALSE(section.empty()) << "mtier.7 has no POLICIES section";
+  for (const PolicyInfo& info : policy_table()) {
+    std::string sub =
+        part(section, std::string("\n.SS ") + info.name + "\n", {"\n.SS ", "\n.SH "});
+    ASSERT_FALSE(sub.empty()) << "mtier.7 POLICIES lacks \".SS " << info.name << "\"";
+    for (const Tunable& t : info.tunables) {
+      std::string entry = std::string("\n.TP\n\\fB") + t.key + "\\fR = " + default_text(t) +
+                          " (" + range_text(t) + ")\n" + t.help + "\n";
+      EXPECT_NE(sub.find(entry), std::string::npos)
+          << "mtier.7, policy " << info.name << ", lacks the entry" << entry;
+    }
+  }
 }
 
 TEST(Registry, ConfigureIsAllOrNothing) {
