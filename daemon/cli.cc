@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "config.h"  // PACKAGE_VERSION
+#include "policy/policy.h"
 
 namespace mtier::daemon {
 namespace {
@@ -172,6 +173,12 @@ int check_config(const CliResult& cli, std::string* message) {
   std::string why;
   if (int rc = load_config(cli, &cfg, &why)) {
     *message = why;
+    return rc;
+  }
+  // The policy too, as the daemon will make it at start.
+  std::unique_ptr<policy::Policy> p;
+  if (int rc = policy::make_policy(cfg.policy, cfg.policy_params, &p, &why)) {
+    *message = cli.config_path + ": " + why;
     return rc;
   }
   bool missing = !cli.config_required && access(cli.config_path.c_str(), F_OK) != 0;

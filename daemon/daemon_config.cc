@@ -64,7 +64,7 @@ constexpr Def kDefs[] = {
      &C::max_samples},
     {{"heat_granularity", T::kUnsigned, "1", 1, 512, "pages per heat extent"},
      &C::heat_granularity},
-    {{"tick_ms", T::kUnsigned, "100", 10, 10000,
+    {{"tick_ms", T::kUnsigned, "100", 10, 1000,
       "policy period in milliseconds: migration orders are computed this often"},
      &C::tick_ms},
     {{"log_level", T::kLogLevel, "notice", 0, 0,

@@ -55,7 +55,11 @@ int make_parent(const std::string& path) {
 
 }  // namespace
 
-Server::Server(const DaemonConfig& cfg, CliResult cli) : cfg_(cfg), cli_(std::move(cli)) {}
+Server::Server(const DaemonConfig& cfg, CliResult cli)
+    : cfg_(cfg),
+      cli_(std::move(cli)),
+      loaded_policy_(cfg.policy),
+      loaded_params_(cfg.policy_params) {}
 
 Server::~Server() {
   close_all();
@@ -143,8 +147,10 @@ int Server::run() {
     }
   }
   (void)sd_notify_state("STOPPING=1");
-  MTIER_LOG_NOTICE("stopping: %zu connection(s) closed; registered processes go on with "
-                   "their local policy", clients_.size());
+  MTIER_LOG_NOTICE(
+      "stopping: %zu connection(s) closed; registered processes go on with "
+      "their local policy",
+      clients_.size());
   close_all();
   return 0;
 }
@@ -171,7 +177,9 @@ void Server::reload() {
     MTIER_LOG_ERROR("SIGHUP: %s; the configuration in effect is kept", why.c_str());
     return;
   }
-  if (next.policy != cfg_.policy || next.policy_params != cfg_.policy_params) {
+  // Against what the configuration said when last read: a policy set at
+  // run time (mtier policy set) stays unless the file changed it.
+  if (next.policy != loaded_policy_ || next.policy_params != loaded_params_) {
     std::unique_ptr<policy::Policy> p;
     if (policy::make_policy(next.policy, next.policy_params, &p, &why) < 0) {
       MTIER_LOG_ERROR("SIGHUP: %s; the configuration in effect is kept", why.c_str());
@@ -179,6 +187,10 @@ void Server::reload() {
     }
     policy_ = std::move(p);
   }
+  loaded_policy_ = next.policy;
+  loaded_params_ = next.policy_params;
+  next.policy = policy_->name();
+  next.policy_params = policy_->params_text();
   next.socket = cfg_.socket;
   next.tick_ms = cfg_.tick_ms;
   next.sources = cfg_.sources;

@@ -64,6 +64,7 @@ class Server {
 
   DaemonConfig cfg_;
   CliResult cli_;
+  std::string loaded_policy_, loaded_params_;  // as the configuration last said
   int listen_fd_ = -1, epoll_fd_ = -1, signal_fd_ = -1, timer_fd_ = -1;
   bool stopping_ = false;
   std::map<int, std::unique_ptr<Client>> clients_;  // by fd

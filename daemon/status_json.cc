@@ -24,20 +24,24 @@ Residency residency_of(const Client& c, const ipc::TableEntry& t) {
   const std::atomic<uint64_t>* w = c.segment->words() + t.first_page;
   for (uint64_t p = 0; p < t.pages; p++) {
     uint64_t v = w[p].load(std::memory_order_relaxed);
-    if (PageWord::resident(v)) (PageWord::slow(v) ? r.slow : r.dram)++;
-    else if (PageWord::has_slot(v)) r.store++;
-    else r.untouched++;
+    if (PageWord::resident(v))
+      (PageWord::slow(v) ? r.slow : r.dram)++;
+    else if (PageWord::has_slot(v))
+      r.store++;
+    else
+      r.untouched++;
   }
   return r;
 }
 
-void write_process(json::Writer& j, const Client& c) {
+void write_process(json::Writer& j, const Client& c, bool stale) {
   const ipc::SegmentHeader* h = c.segment->header();
   j.begin_object()
       .integer("pid", c.pid)
       .uint("uid", c.uid)
       .str("name", c.name)
       .uint("weight", c.weight)
+      .boolean("stale", stale)
       .uint("dram_budget_bytes", h->dram_budget_pages.load() * 4096)
       .uint("dram_assigned_bytes", c.budget_sent * 4096)
       .uint("dram_resident_bytes", h->dram_resident_pages.load() * 4096)
@@ -82,7 +86,8 @@ void write_process(json::Writer& j, const Client& c) {
 std::string Server::status_json(const Client& asker, pid_t pid, int* status) {
   *status = 0;
   json::Writer j;
-  j.begin_object().begin_object("daemon")
+  j.begin_object()
+      .begin_object("daemon")
       .integer("pid", getpid())
       .str("socket", cfg_.socket)
       .str("policy", policy_->name())
@@ -110,7 +115,7 @@ std::string Server::status_json(const Client& asker, pid_t pid, int* status) {
       continue;
     }
     found = true;
-    write_process(j, *c);
+    write_process(j, *c, !c->segment->runtime_alive(uint64_t{cfg_.stale_ms} * 1000000));
   }
   j.end_array().end_object();
   if (*status < 0) return "pid " + std::to_string(pid) + " belongs to another user";

@@ -3,6 +3,7 @@
 // every process, and the plan sent as orders through each process's ring.
 #include <cerrno>
 #include <cstring>
+#include <tuple>
 
 #include "ipc/channel.h"
 #include "log/log.h"
@@ -58,7 +59,8 @@ ipc::Order order_of(const policy::Move& m, uint64_t table_first_page) {
 
 const HeatSourceInfo* Server::pick_source() const {
   // Best first: exact data addresses of sampled accesses, then faults.
-  for (HeatSourceKind k : {HeatSourceKind::kPebs, HeatSourceKind::kIbs, HeatSourceKind::kPageFaults}) {
+  for (HeatSourceKind k :
+       {HeatSourceKind::kPebs, HeatSourceKind::kIbs, HeatSourceKind::kPageFaults}) {
     const HeatSourceInfo& s = detected_[static_cast<size_t>(k)];
     bool wanted = cfg_.sources == kSourcesAuto || (cfg_.sources & (1u << static_cast<int>(k)));
     if (wanted && s.available) return &s;
@@ -73,8 +75,10 @@ void Server::open_heat_source(Client& c) {
   opt.period = source_->fixed_period ? 0 : cfg_.sample_period;
   opt.ring_pages_log2 = kRingPagesLog2;
   if (int rc = src->open(*source_, c.pid, opt); rc < 0) {
-    MTIER_LOG_WARN("%s: heat source %s: %s; its heat comes from page words only",
-                   c.label().c_str(), heat_source_name(source_->kind), strerror(-rc));
+    MTIER_LOG_WARN(
+        "%s: heat source %s: %s; no heat samples from it (the policy sees only "
+        "where its pages are)",
+        c.label().c_str(), heat_source_name(source_->kind), strerror(-rc));
     return;
   }
   c.source = std::move(src);
@@ -96,7 +100,8 @@ void Server::sync_directory(Client& c) {
     if (!kept) (void)c.heat->remove_table(static_cast<int>(old.id));
   }
   for (const auto& t : tables)
-    if (!c.heat->find(static_cast<int>(t.id))) (void)c.heat->add_table(static_cast<int>(t.id), t.pages);
+    if (!c.heat->find(static_cast<int>(t.id)))
+      (void)c.heat->add_table(static_cast<int>(t.id), t.pages);
   c.tables = std::move(tables);
   c.directory_generation = gen;
 }
@@ -165,8 +170,9 @@ void Server::plan_and_order(double tick_s) {
   node.dram_pages = cfg_.dram_bytes / 4096;
   node.slow_pages = cfg_.slow_bytes / 4096;
   node.migrate_pages_per_tick =
-      cfg_.migrate_rate ? std::max<uint64_t>(1, static_cast<uint64_t>(cfg_.migrate_rate * tick_s / 4096))
-                        : 0;
+      cfg_.migrate_rate
+          ? std::max<uint64_t>(1, static_cast<uint64_t>(cfg_.migrate_rate * tick_s / 4096))
+          : 0;
   std::vector<Client*> order;
   size_t scratch = 0;
   uint64_t stale_ns = uint64_t{cfg_.stale_ms} * 1000000;
@@ -215,14 +221,19 @@ void Server::plan_and_order(double tick_s) {
   };
   for (size_t i = 0; i < order.size(); i++) {
     Client& c = *order[i];
-    // A node budget is carried out by the process's own evictor.
+    // A node budget is carried out by the process's own evictor (tier 0
+    // DRAM, tier 1 the slow memory tier).
     uint64_t b = node.dram_pages ? plan.dram_budget_pages[i] : 0;
-    if (b != c.budget_sent) {
+    uint64_t sb = node.slow_pages ? plan.slow_budget_pages[i] : 0;
+    for (auto [tier, pages, sent] :
+         {std::tuple{0, b, &c.budget_sent}, {1, sb, &c.slow_budget_sent}}) {
+      if (pages == *sent) continue;
       ipc::Order o{};
       o.op = static_cast<uint16_t>(ipc::OrderOp::kSetBudget);
-      o.first_page = b;
+      o.tier = static_cast<uint16_t>(tier);
+      o.first_page = pages;
       push(i, o);
-      c.budget_sent = b;
+      *sent = pages;
     }
   }
   // What of the plan's moves is sent: evictions only while the process is

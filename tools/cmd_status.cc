@@ -44,7 +44,10 @@ void print_text(const json::Value& v) {
     printf("node DRAM budget: %.1f MiB, shared by weight\n", mib(d.num("dram_bytes"), 1));
   else
     printf("node DRAM budget: none (each process keeps its own)\n");
-  printf("migration limit: %.0f MiB/s\n", mib(d.num("migrate_rate"), 1));
+  if (d.num("migrate_rate") > 0)
+    printf("migration limit: %.0f MiB/s\n", mib(d.num("migrate_rate"), 1));
+  else
+    printf("migration limit: none\n");
   const auto& procs = v["processes"].items;
   if (procs.empty()) printf("no registered processes\n");
   for (const auto& p : procs) {

@@ -20,9 +20,9 @@
 namespace mtier {
 namespace {
 
-constexpr int kTickMs = 100;                   // heartbeat and status period
-constexpr auto kRetry = std::chrono::seconds(1);  // reconnect period
-constexpr int kHandshakeMs = 2000;             // WELCOME must come within
+constexpr int kTickMs = 100;                        // heartbeat and status period
+constexpr auto kRetry = std::chrono::seconds(1);    // reconnect period
+constexpr int kHandshakeMs = 2000;                  // WELCOME must come within
 constexpr uint64_t kDaemonStaleNs = 2'000'000'000;  // hints older than this are ignored
 
 }  // namespace
@@ -124,7 +124,10 @@ void DaemonLink::try_register() {
   registrations_.fetch_add(1, std::memory_order_relaxed);
   tables_dirty_.store(true, std::memory_order_release);
   absent_said_ = false;
-  MTIER_LOG_NOTICE("%s%s", ever_registered_ ? "again " : "", state().c_str());
+  std::string line = state();
+  static const std::string kSaid = "registered with mtierd";
+  if (ever_registered_) line.replace(0, kSaid.size(), kSaid + " again");
+  MTIER_LOG_NOTICE("%s", line.c_str());
   ever_registered_ = true;
 }
 

@@ -26,7 +26,8 @@ class Parser {
     return false;
   }
   void skip() {
-    while (i_ < t_.size() && (t_[i_] == ' ' || t_[i_] == '\n' || t_[i_] == '\t' || t_[i_] == '\r')) i_++;
+    while (i_ < t_.size() && (t_[i_] == ' ' || t_[i_] == '\n' || t_[i_] == '\t' || t_[i_] == '\r'))
+      i_++;
   }
   bool literal(const char* word) {
     size_t n = std::char_traits<char>::length(word);

@@ -223,13 +223,13 @@ TEST(DaemonConfig, ErrorMessages) {
   EXPECT_EQ(error_of("\n\ntick = 100\n"), "f.conf:3: unknown option 'tick'");
   EXPECT_EQ(error_of("tick_ms 100"), "f.conf:1: expected 'name = value', got 'tick_ms 100'");
   EXPECT_EQ(error_of("# c\ntick_ms = 5"),
-            "f.conf:2: bad value '5' for 'tick_ms' (expected an integer from 10 to 10000)");
-  EXPECT_EQ(error_of("tick_ms = 10001"),
-            "f.conf:1: bad value '10001' for 'tick_ms' (expected an integer from 10 to 10000)");
+            "f.conf:2: bad value '5' for 'tick_ms' (expected an integer from 10 to 1000)");
+  EXPECT_EQ(error_of("tick_ms = 1001"),
+            "f.conf:1: bad value '1001' for 'tick_ms' (expected an integer from 10 to 1000)");
   EXPECT_EQ(error_of("tick_ms = -1"),
-            "f.conf:1: bad value '-1' for 'tick_ms' (expected an integer from 10 to 10000)");
+            "f.conf:1: bad value '-1' for 'tick_ms' (expected an integer from 10 to 1000)");
   EXPECT_EQ(error_of("tick_ms ="),
-            "f.conf:1: bad value '' for 'tick_ms' (expected an integer from 10 to 10000)");
+            "f.conf:1: bad value '' for 'tick_ms' (expected an integer from 10 to 1000)");
   EXPECT_EQ(error_of("heat_granularity = 1k"),
             "f.conf:1: bad value '1k' for 'heat_granularity' (expected an integer from 1 to 512)");
   EXPECT_EQ(error_of("dram_bytes = 1.5G"),
@@ -427,7 +427,7 @@ TEST(Cli, CommandLineOverridesTheFile) {
   // starts from the defaults, so a key removed from the file reverts.
   dir.write("d.conf", "tick_ms = 1\n");
   EXPECT_EQ(load_config(r, &c, &why), -EINVAL);
-  EXPECT_EQ(why, conf + ":1: bad value '1' for 'tick_ms' (expected an integer from 10 to 10000)");
+  EXPECT_EQ(why, conf + ":1: bad value '1' for 'tick_ms' (expected an integer from 10 to 1000)");
   EXPECT_EQ(c.tick_ms, 50u);
   dir.write("d.conf", "# emptied\n");
   ASSERT_EQ(load_config(r, &c, &why), 0) << why;
@@ -462,6 +462,13 @@ TEST(Cli, CheckConfig) {
   def.config_path = dir.path() + "/none.conf";
   EXPECT_EQ(check_config(def, &msg), 0);
   EXPECT_EQ(msg, def.config_path + ": ok (not found, the defaults apply)");
+  // The policy is made as at start: a name or parameter it refuses fails.
+  std::string nosuch = dir.write("nosuch.conf", "policy = nosuch\n");
+  EXPECT_EQ(check_config(parse_ok({"--check-config", nosuch}), &msg), -EINVAL);
+  EXPECT_EQ(msg.rfind(nosuch + ": unknown policy \"nosuch\" (one of: ", 0), 0u) << msg;
+  std::string param = dir.write("param.conf", "policy = lru\npolicy_params = bogus=1\n");
+  EXPECT_EQ(check_config(parse_ok({"--check-config", param}), &msg), -EINVAL);
+  EXPECT_NE(msg.find("bogus"), std::string::npos) << msg;
 }
 
 TEST(Cli, UsageErrors) {

@@ -146,12 +146,17 @@ say "modules: ${MOD_ORDER[*]}"
 # program runs unchanged. Libraries found only through the build's .libs dirs
 # (libmtier.so.0) get their dirs into LD_LIBRARY_PATH inside.
 # The benchmark suite's unit tests (workload, oracle, plot, kernel_env: pure
-# computation, or the host's cgroup and swap set-up) have nothing to gain
-# from the emulated hardware and would only slow the run under TCG.
+# computation, or the host's cgroup and swap set-up) and the daemon's pure
+# ones (wire protocol and its fuzz test, perf record parsing, rate control,
+# attribution, policies, config) have nothing to gain from the emulated
+# hardware and would only slow the run under TCG.
 if [ $# -eq 0 ]; then
   set --
   for t in "$BUILD_DIR"/tests/unit/*_test "$BUILD_DIR"/tests/integration/torture; do
-    case ${t##*/} in workload_test | oracle_test | plot_test | kernel_env_test) continue ;; esac
+    case ${t##*/} in
+      workload_test | oracle_test | plot_test | kernel_env_test | ipc_wire_test | perf_test | \
+        rate_control_test | address_map_test | policy_test | daemon_config_test) continue ;;
+    esac
     set -- "$@" "$t"
   done
 fi
