@@ -14,6 +14,7 @@
 #include <variant>
 
 #include "config/options.h"  // parse_size
+#include "sys/text_file.h"
 
 namespace mtier::daemon {
 namespace {
@@ -303,33 +304,6 @@ int parse_line(std::string_view line, const std::string& prefix, DaemonConfig* c
   return 0;
 }
 
-std::string error_text(int err) {
-  char buf[128];
-  return strerror_r(err, buf, sizeof buf);
-}
-
-// Reads all of fd into *out. Returns 0 or -errno.
-int read_all(int fd, std::string* out) {
-  char buf[4096];
-  for (;;) {
-    ssize_t n = read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return -errno;
-    if (n == 0) return 0;
-    out->append(buf, static_cast<size_t>(n));
-  }
-}
-
-// Reads the file at path. Returns 0 or -errno (-EISDIR for a directory).
-int read_text_file(const std::string& path, std::string* out) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return -errno;
-  struct stat st {};
-  int rc = fstat(fd, &st) != 0 ? -errno : S_ISDIR(st.st_mode) ? -EISDIR : read_all(fd, out);
-  close(fd);
-  return rc;
-}
-
 }  // namespace
 
 const std::vector<DaemonOptionInfo>& daemon_option_table() {
@@ -410,10 +384,10 @@ int load_text(const std::string& text, const std::string& origin, DaemonConfig* 
 
 int load_file(const std::string& path, bool required, DaemonConfig* cfg, std::string* why) {
   std::string text;
-  int rc = read_text_file(path, &text);
+  int rc = sys::read_text_file(path, &text);
   if (rc == -ENOENT && !required) return 0;
   if (rc != 0) {
-    if (why) *why = path + ": cannot read: " + error_text(-rc);
+    if (why) *why = path + ": cannot read: " + sys::error_text(-rc);
     return rc;
   }
   return load_text(text, path, cfg, why);

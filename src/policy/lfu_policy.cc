@@ -7,31 +7,13 @@ namespace mtier::policy::detail {
 
 namespace {
 
-enum { kKeepFraction };
-
-class LfuPolicy final : public KeepSetPolicy {
+class LfuPolicy final : public SampledKeepPolicy {
  public:
-  LfuPolicy() : KeepSetPolicy(lfu_info()) {}
+  LfuPolicy() : SampledKeepPolicy(lfu_info()) {}
 
  protected:
-  // Keep set: the hottest sampled extents (heat > 0), up to keep_fraction
-  // of the budget; the rest of the budget is room for pages nobody sampled
-  // yet (new faults), which the evictor handles.
-  void choose_keep(const NodeView& node, size_t p, uint64_t budget) override {
-    const ProcessView& proc = node.procs[p];
-    scratch_.clear();
-    for (size_t t = 0; t < proc.tables.size() && t < kMaxTables; ++t) {
-      const TableView& tv = proc.tables[t];
-      if (!usable(tv)) continue;
-      for (uint64_t e = 0, n = extent_count(tv); e < n; ++e)
-        if (tv.heat[e] > 0)
-          scratch_.push_back({key_heat_recency(tv.heat[e], tv.last_seen[e]), where_of(t, e)});
-    }
-    keep_hottest(proc, &scratch_, fraction_of(budget, param(kKeepFraction)));
-  }
-
-  uint64_t order_key(const ProcessView& proc, size_t t, uint64_t e) const override {
-    const TableView& tv = proc.tables[t];
+  bool sampled(const TableView& tv, uint64_t e) const override { return tv.heat[e] > 0; }
+  uint64_t key(const TableView& tv, uint64_t e) const override {
     return key_heat_recency(tv.heat[e], tv.last_seen[e]);
   }
 };

@@ -217,4 +217,16 @@ void KeepSetPolicy::plan_process(const NodeView& node, size_t p, const Plan& pla
   }
 }
 
+void SampledKeepPolicy::choose_keep(const NodeView& node, size_t p, uint64_t budget) {
+  const ProcessView& proc = node.procs[p];
+  scratch_.clear();
+  for (size_t t = 0; t < proc.tables.size() && t < kMaxTables; ++t) {
+    const TableView& tv = proc.tables[t];
+    if (!usable(tv)) continue;
+    for (uint64_t e = 0, n = extent_count(tv); e < n; ++e)
+      if (sampled(tv, e)) scratch_.push_back({key(tv, e), where_of(t, e)});
+  }
+  keep_hottest(proc, &scratch_, fraction_of(budget, param(0)));
+}
+
 }  // namespace mtier::policy::detail

@@ -178,6 +178,26 @@ class KeepSetPolicy : public TunedPolicy {
   std::vector<Move> class_[4];
 };
 
+// lfu and lru: the keep set is the sampled extents with the largest key(),
+// up to the keep_fraction (tunable 0) of the budget; the rest of the budget
+// is room for pages nobody sampled yet (new faults), which the evictor
+// handles. The same key orders the moves.
+class SampledKeepPolicy : public KeepSetPolicy {
+ public:
+  using KeepSetPolicy::KeepSetPolicy;
+
+ protected:
+  // Whether extent e of tv was sampled (only those are candidates), and its
+  // rank (larger = keep first).
+  virtual bool sampled(const TableView& tv, uint64_t e) const = 0;
+  virtual uint64_t key(const TableView& tv, uint64_t e) const = 0;
+
+  void choose_keep(const NodeView& node, size_t p, uint64_t budget) final;
+  uint64_t order_key(const ProcessView& proc, size_t t, uint64_t e) const final {
+    return key(proc.tables[t], e);
+  }
+};
+
 // The policies, one file each.
 const PolicyInfo& lfu_info();
 std::unique_ptr<Policy> new_lfu_policy();
