@@ -14,6 +14,7 @@
 #include <variant>
 
 #include "config/options.h"  // parse_size
+#include "config/parse_text.h"
 #include "sys/text_file.h"
 
 namespace mtier::daemon {
@@ -86,19 +87,11 @@ constexpr SourceName kSourceNames[] = {
 constexpr log::Level kLevels[] = {log::Level::kError, log::Level::kWarning, log::Level::kNotice,
                                   log::Level::kInfo, log::Level::kDebug};
 
-// Returns -EINVAL after storing msg in *why (if given).
-int fail(std::string* why, std::string msg) {
-  if (why) *why = std::move(msg);
-  return -EINVAL;
-}
+using config_text::fail;
 
 std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
+using config_text::trim;
 
 // Strips one pair of surrounding double quotes.
 std::string_view unquote(std::string_view v) {

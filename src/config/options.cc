@@ -15,6 +15,7 @@
 #include <utility>
 #include <variant>
 
+#include "config/parse_text.h"
 #include "sys/text_file.h"
 #include "sys/vm.h"
 
@@ -109,19 +110,11 @@ constexpr Def kDefs[] = {
 };
 constexpr size_t kCount = sizeof kDefs / sizeof kDefs[0];
 
-// Returns -EINVAL after storing msg in *why (if given).
-int fail(std::string* why, std::string msg) {
-  if (why) *why = std::move(msg);
-  return -EINVAL;
-}
+using config_text::fail;
 
 std::string quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
+using config_text::trim;
 
 std::string lower(std::string_view s) {
   std::string out(s);
