@@ -389,19 +389,8 @@ std::string show_value(const Options& o, const Def& def) {
       def.field);
 }
 
-// Strips one pair of surrounding double quotes.
-std::string_view unquote(std::string_view v) {
-  if (v.size() >= 2 && v.front() == '"' && v.back() == '"') return v.substr(1, v.size() - 2);
-  return v;
-}
-
-// Drops a comment: '#' at the start of the line or after whitespace, to the end.
-std::string_view strip_comment(std::string_view line) {
-  for (size_t i = 0; i < line.size(); ++i)
-    if (line[i] == '#' && (i == 0 || isspace(static_cast<unsigned char>(line[i - 1]))))
-      return line.substr(0, i);
-  return line;
-}
+using config_text::strip_comment;
+using config_text::unquote;
 
 // True if s (after spaces) starts with "identifier =": a comma before it starts a new item.
 bool starts_item(std::string_view s) {
