@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "ipc/order_ring.h"
 #include "ipc/segment.h"
 #include "ipc/wire.h"
+#include "page_moves.h"
 #include "policy/heat_model.h"
 
 namespace mtier::daemon {
@@ -43,6 +45,9 @@ struct Client {
   uint64_t samples = 0, unattributed = 0;          // heat samples taken from its source
   uint64_t orders_sent = 0, orders_dropped = 0;    // ring full
   uint64_t pages_moved = 0;                        // by orders, all ops
+  std::map<uint32_t, TableTrack> tracks;           // by table id: places and page moves
+  uint64_t faults_at_rate = 0;                     // missing_faults at the last rate update
+  double faults_per_s = 0;                         // over the last second
 
   bool is_runtime() const { return phase == Phase::kRegistered; }
   // "pid 1234 (python3)" for log lines.

@@ -18,6 +18,10 @@
 namespace mtier::daemon {
 namespace {
 
+// What `mtier status` (STATUS_REQUEST) gets: 16 slices of each table's heat,
+// an extent sampled within the last second active.
+constexpr unsigned kStatusHeatBuckets = 16, kStatusWindowMs = 1000;
+
 // epoll data for the fixed fds; client fds are their own numbers (>= 0).
 constexpr uint64_t kListenKey = ~0ull, kSignalKey = ~0ull - 1, kTimerKey = ~0ull - 2;
 
@@ -77,6 +81,13 @@ int Server::start(std::string* why) {
                    s.available ? "available" : s.reason.c_str());
   source_ = pick_source();
   MTIER_LOG_NOTICE("heat sources in use: %s", sources_in_use().c_str());
+  std::string topo_why;
+  if (discover_topology("/sys", &topology_, &topo_why) < 0) {
+    // No NUMA in this kernel: the one node holds all memory.
+    topology_ = single_node_topology(0);
+    if (!topo_why.empty()) MTIER_LOG_INFO("memory topology: %s", topo_why.c_str());
+  }
+  MTIER_LOG_INFO("%s", describe(topology_.tiers).c_str());
   sigset_t set;
   sigemptyset(&set);
   for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&set, sig);
@@ -262,6 +273,10 @@ void Server::serve(Client& c) {
       if (expect(c.phase == Client::Phase::kHello && c.role == ipc::Role::kControl))
         on_status(c, std::get<ipc::StatusRequest>(m.body));
       break;
+    case ipc::MsgType::kHeatRequest:
+      if (expect(c.phase == Client::Phase::kHello && c.role == ipc::Role::kControl))
+        on_heat(c, std::get<ipc::HeatRequest>(m.body));
+      break;
     case ipc::MsgType::kBye:
       drop(c, "");
       break;
@@ -355,12 +370,27 @@ void Server::on_policy_set(Client& c, const ipc::PolicySet& m) {
 }
 
 void Server::on_status(Client& c, const ipc::StatusRequest& m) {
+  reply_status(c, static_cast<pid_t>(m.pid), kStatusHeatBuckets, kStatusWindowMs);
+}
+
+void Server::on_heat(Client& c, const ipc::HeatRequest& m) {
+  reply_status(c, static_cast<pid_t>(m.pid), m.buckets, m.window_ms);
+}
+
+void Server::reply_status(Client& c, pid_t pid, unsigned buckets, unsigned window_ms) {
   int status = 0;
-  std::string json = status_json(c, static_cast<pid_t>(m.pid), &status);
-  ipc::Reply r{status, json.size() <= ipc::kMaxReplyBytes
-                           ? json
-                           : std::string("status too large for one reply")};
-  if (json.size() > ipc::kMaxReplyBytes) r.status = -EMSGSIZE;
+  std::string json = status_json(c, pid, buckets, window_ms, &status);
+  // Many tables at many slices do not fit one message: fewer slices do.
+  while (status == 0 && json.size() > ipc::kMaxReplyBytes && buckets > 1) {
+    buckets /= 2;
+    json = status_json(c, pid, buckets, window_ms, &status);
+  }
+  ipc::Reply r{status, json};
+  if (json.size() > ipc::kMaxReplyBytes) {
+    r.status = -EMSGSIZE;
+    r.message = "the status of " + std::to_string(clients_.size()) +
+                " connections does not fit one reply; ask for one pid";
+  }
   (void)ipc::send_message(c.fd, ipc::Message{r}, nullptr, 0);
 }
 

@@ -20,6 +20,8 @@
 #include "daemon_config.h"
 #include "heat/perf_source.h"
 #include "policy/policy.h"
+#include "tier/topology.h"
+#include "util/json.h"
 
 namespace mtier::daemon {
 
@@ -60,7 +62,21 @@ class Server {
   const HeatSourceInfo* pick_source() const;
   void sync_directory(Client& c);
   void collect_heat();
-  std::string status_json(const Client& asker, pid_t pid, int* status);
+  // Reads the places of t's pages into c's track of it, counting the moves
+  // since the last look; the track's places are what the policy sees.
+  TableTrack& track_places(Client& c, const ipc::TableEntry& t);
+  // Per-second rates of page moves and faults over the last `elapsed_s`.
+  void update_rates(double elapsed_s);
+  // The status document (docs/protocol.md): heat maps of `buckets` slices
+  // per table, an extent sampled within `window_ms` counted as active.
+  std::string status_json(const Client& asker, pid_t pid, unsigned buckets, unsigned window_ms,
+                          int* status);
+  // Answers with status_json, halving the slices until the reply fits.
+  void reply_status(Client& c, pid_t pid, unsigned buckets, unsigned window_ms);
+  void on_heat(Client& c, const ipc::HeatRequest& m);
+  // The status document's "tiers": DRAM, the slow memory tier and the
+  // stores, node-wide.
+  void write_tiers(json::Writer& j) const;
 
   DaemonConfig cfg_;
   CliResult cli_;
@@ -71,11 +87,12 @@ class Server {
   std::unique_ptr<policy::Policy> policy_;
   std::vector<HeatSourceInfo> detected_;
   const HeatSourceInfo* source_ = nullptr;  // in use, or nullptr
+  Topology topology_;                        // the node's memory tiers, read at start
   uint32_t next_id_ = 1;
   uint32_t tick_ = 1;
   double since_cool_s_ = 0;
   double since_refresh_s_ = 0;
-  std::vector<std::vector<policy::Place>> place_scratch_;
+  double since_rate_s_ = 0;
 };
 
 }  // namespace mtier::daemon

@@ -1,40 +1,122 @@
-// The answer to STATUS_REQUEST: the daemon (policy, sources, budgets) and
+// The answer to STATUS_REQUEST and HEAT_REQUEST: the daemon (policy,
+// sources, budgets), the node's tiers (capacity, budget, use, traffic), and
 // each registered process it may show the asker (root: all; another user:
-// that user's), with its tables' residency per tier and heat. The format is
+// that user's), with its tables' residency per tier, heat as a row of
+// slices, where each slice lives and the page moves seen. The format is
 // documented in docs/protocol.md.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "server.h"
-#include "uffd/page_state.h"
 #include "util/json.h"
 
 namespace mtier::daemon {
 namespace {
 
-constexpr unsigned kHeatBuckets = 16;
+constexpr uint64_t kPage = 4096;
 
 struct Residency {
   uint64_t dram = 0, slow = 0, store = 0, untouched = 0;
+  void add(policy::Place p) {
+    switch (p) {
+      case policy::Place::kDram:
+        dram++;
+        break;
+      case policy::Place::kSlow:
+        slow++;
+        break;
+      case policy::Place::kStore:
+        store++;
+        break;
+      case policy::Place::kUntouched:
+        untouched++;
+        break;
+    }
+  }
+  // The place char of a slice (docs/protocol.md): one place, mixed or untouched.
+  char mark() const {
+    int places = (dram > 0) + (slow > 0) + (store > 0);
+    if (places == 0) return ' ';
+    if (places > 1) return '~';
+    return dram ? 'D' : slow ? 'm' : 's';
+  }
 };
 
-Residency residency_of(const Client& c, const ipc::TableEntry& t) {
+// Where pages [lo, hi) of table t are: the places the last tick saw when
+// the table is tracked, else read from the words now.
+Residency residency_of(const Client& c, const ipc::TableEntry& t, uint64_t lo, uint64_t hi) {
   Residency r;
-  const std::atomic<uint64_t>* w = c.segment->words() + t.first_page;
-  for (uint64_t p = 0; p < t.pages; p++) {
-    uint64_t v = w[p].load(std::memory_order_relaxed);
-    if (PageWord::resident(v))
-      (PageWord::slow(v) ? r.slow : r.dram)++;
-    else if (PageWord::has_slot(v))
-      r.store++;
-    else
-      r.untouched++;
+  auto it = c.tracks.find(t.id);
+  if (it != c.tracks.end() && it->second.primed && it->second.place.size() == t.pages) {
+    for (uint64_t p = lo; p < hi; p++) r.add(it->second.place[p]);
+    return r;
   }
+  const std::atomic<uint64_t>* w = c.segment->words() + t.first_page;
+  for (uint64_t p = lo; p < hi; p++) r.add(place_of_word(w[p].load(std::memory_order_relaxed)));
   return r;
 }
 
-void write_process(json::Writer& j, const Client& c, bool stale) {
+struct HeatShape {
+  unsigned buckets;
+  uint32_t now_tick, window_ticks;
+};
+
+void write_moves(json::Writer& j, const TableTrack* track) {
+  j.begin_object("moves");
+  for (unsigned m = 0; m < kPageMoveKinds; m++)
+    j.uint(page_move_name(m), track ? track->moves[m] : 0);
+  j.end_object().begin_object("moves_per_s");
+  for (unsigned m = 0; m < kPageMoveKinds; m++)
+    j.num(page_move_name(m), track ? track->per_s[m] : 0);
+  j.end_object();
+}
+
+void write_table(json::Writer& j, const Client& c, const ipc::TableEntry& t, const HeatShape& s) {
+  Residency r = residency_of(c, t, 0, t.pages);
+  const policy::HeatModel::Table* heat = c.heat->find(static_cast<int>(t.id));
+  auto tr = c.tracks.find(t.id);
+  const TableTrack* track = tr == c.tracks.end() ? nullptr : &tr->second;
+  uint64_t extent_pages = c.heat->extent_pages();
+  size_t extents = heat ? heat->heat.size() : 0;
+  uint64_t active = 0;
+  for (size_t e = 0; e < extents; e++) {
+    uint32_t seen = heat->last_seen[e];
+    if (seen == 0 || s.now_tick - seen > s.window_ticks) continue;
+    active += std::min(extent_pages, t.pages - e * extent_pages) * kPage;
+  }
+  j.begin_object()
+      .uint("id", t.id)
+      .str("name", t.name)
+      .uint("bytes", t.bytes)
+      .uint("pages", t.pages)
+      .uint("dram_pages", r.dram)
+      .uint("slow_pages", r.slow)
+      .uint("store_pages", r.store)
+      .uint("untouched_pages", r.untouched)
+      .num("heat", heat ? heat->total_heat : 0)
+      .num("samples_per_s", heat ? heat->samples_per_s : 0)
+      .uint("active_bytes", active);
+  write_moves(j, track);
+  // Slices: up to s.buckets equal runs of extents (a slice is never smaller
+  // than an extent), each its extents' heat summed and where its pages are.
+  size_t n = std::min<size_t>(s.buckets, extents);
+  std::string place;
+  j.begin_array("heat_map");
+  for (size_t b = 0; b < n; b++) {
+    size_t lo = extents * b / n, hi = extents * (b + 1) / n;
+    double sum = 0;
+    for (size_t e = lo; e < hi; e++) sum += heat->heat[e];
+    j.num(nullptr, sum);
+    place += residency_of(c, t, std::min(lo * extent_pages, t.pages),
+                          std::min(hi * extent_pages, t.pages))
+                 .mark();
+  }
+  j.end_array().str("place", place).end_object();
+}
+
+void write_process(json::Writer& j, const Client& c, bool stale, const HeatShape& s) {
   const ipc::SegmentHeader* h = c.segment->header();
   j.begin_object()
       .integer("pid", c.pid)
@@ -42,11 +124,16 @@ void write_process(json::Writer& j, const Client& c, bool stale) {
       .str("name", c.name)
       .uint("weight", c.weight)
       .boolean("stale", stale)
-      .uint("dram_budget_bytes", h->dram_budget_pages.load() * 4096)
-      .uint("dram_assigned_bytes", c.budget_sent * 4096)
-      .uint("dram_resident_bytes", h->dram_resident_pages.load() * 4096)
-      .uint("slow_budget_bytes", h->slow_budget_pages.load() * 4096)
-      .uint("slow_resident_bytes", h->slow_resident_pages.load() * 4096)
+      .uint("dram_budget_bytes", h->dram_budget_pages.load() * kPage)
+      .uint("dram_assigned_bytes", c.budget_sent * kPage)
+      .uint("dram_resident_bytes", h->dram_resident_pages.load() * kPage)
+      .uint("slow_budget_bytes", h->slow_budget_pages.load() * kPage)
+      .uint("slow_resident_bytes", h->slow_resident_pages.load() * kPage)
+      .uint("missing_faults", h->missing_faults.load())
+      .uint("minor_faults", h->minor_faults.load())
+      .uint("evictions", h->evictions.load())
+      .uint("fetches", h->fetches.load())
+      .num("faults_per_s", c.faults_per_s)
       .boolean("heat_source", c.source != nullptr)
       .uint("samples", c.samples)
       .uint("unattributed_samples", c.unattributed)
@@ -54,37 +141,82 @@ void write_process(json::Writer& j, const Client& c, bool stale) {
       .uint("orders_dropped", c.orders_dropped)
       .uint("pages_ordered", c.pages_moved)
       .begin_array("tables");
-  for (const auto& t : c.tables) {
-    Residency r = residency_of(c, t);
-    const policy::HeatModel::Table* heat = c.heat->find(static_cast<int>(t.id));
-    j.begin_object()
-        .uint("id", t.id)
-        .str("name", t.name)
-        .uint("bytes", t.bytes)
-        .uint("pages", t.pages)
-        .uint("dram_pages", r.dram)
-        .uint("slow_pages", r.slow)
-        .uint("store_pages", r.store)
-        .uint("untouched_pages", r.untouched)
-        .num("heat", heat ? heat->total_heat : 0)
-        .num("samples_per_s", heat ? heat->samples_per_s : 0)
-        .begin_array("heat_map");
-    // kHeatBuckets equal slices of the table, each its extents' heat summed.
-    for (unsigned b = 0; heat && b < kHeatBuckets; b++) {
-      size_t n = heat->heat.size(), lo = n * b / kHeatBuckets, hi = n * (b + 1) / kHeatBuckets;
-      double sum = 0;
-      for (size_t e = lo; e < hi; e++) sum += heat->heat[e];
-      j.num(nullptr, sum);
-    }
-    j.end_array().end_object();
-  }
+  for (const auto& t : c.tables) write_table(j, c, t, s);
   j.end_array().end_object();
+}
+
+// Node-wide use and traffic of one tier, summed over every process.
+struct TierUse {
+  uint64_t used = 0, budget = 0;
+  double in_pages_per_s = 0, out_pages_per_s = 0;
+};
+
+std::string node_list(const std::vector<int>& nodes) {
+  std::string s;
+  for (int n : nodes) s += (s.empty() ? "" : ",") + std::to_string(n);
+  return s;
 }
 
 }  // namespace
 
-std::string Server::status_json(const Client& asker, pid_t pid, int* status) {
+void Server::write_tiers(json::Writer& j) const {
+  // DRAM, slow memory, store: pages in, pages out, by move kind.
+  TierUse use[3];
+  for (const auto& [fd, cp] : clients_) {
+    const Client& c = *cp;
+    if (!c.is_runtime()) continue;
+    const ipc::SegmentHeader* h = c.segment->header();
+    use[0].used += h->dram_resident_pages.load() * kPage;
+    use[0].budget += h->dram_budget_pages.load() * kPage;
+    use[1].used += h->slow_resident_pages.load() * kPage;
+    use[1].budget += h->slow_budget_pages.load() * kPage;
+    for (const auto& [id, track] : c.tracks) {
+      const auto& r = track.per_s;
+      use[0].in_pages_per_s += r[kNewToDram] + r[kStoreToDram] + r[kSlowToDram];
+      use[0].out_pages_per_s += r[kDramToSlow] + r[kDramToStore];
+      use[1].in_pages_per_s += r[kNewToSlow] + r[kStoreToSlow] + r[kDramToSlow];
+      use[1].out_pages_per_s += r[kSlowToDram] + r[kSlowToStore];
+      use[2].in_pages_per_s += r[kDramToStore] + r[kSlowToStore];
+      use[2].out_pages_per_s += r[kStoreToDram] + r[kStoreToSlow];
+      for (uint64_t p = 0; p < track.place.size(); p++)
+        use[2].used += track.place[p] == policy::Place::kStore ? kPage : 0;
+    }
+  }
+  // A node budget, when configured, is what the tier may hold; else each
+  // process's own budgets add up.
+  if (cfg_.dram_bytes) use[0].budget = cfg_.dram_bytes;
+  if (cfg_.slow_bytes) use[1].budget = cfg_.slow_bytes;
+  const MemoryTierInfo* fast = nullptr;
+  const MemoryTierInfo* slow = nullptr;
+  for (const auto& t : topology_.tiers) {
+    if (t.kind == TierKind::kDram && !fast) fast = &t;
+    if (t.kind == TierKind::kSlowMemory && !slow) slow = &t;
+  }
+  auto tier = [&](const char* name, const char* kind, const MemoryTierInfo* info,
+                  const TierUse& u) {
+    j.begin_object()
+        .str("name", name)
+        .str("kind", kind)
+        .str("nodes", info ? node_list(info->nodes) : "")
+        .uint("capacity_bytes", info ? info->bytes : 0)
+        .uint("budget_bytes", u.budget)
+        .uint("used_bytes", u.used)
+        .num("in_bytes_per_s", u.in_pages_per_s * kPage)
+        .num("out_bytes_per_s", u.out_pages_per_s * kPage)
+        .end_object();
+  };
+  j.begin_array("tiers");
+  tier("dram", "dram", fast, use[0]);
+  tier("slow", "slow-memory", slow, use[1]);
+  tier("store", "store", nullptr, use[2]);
+  j.end_array();
+}
+
+std::string Server::status_json(const Client& asker, pid_t pid, unsigned buckets,
+                                unsigned window_ms, int* status) {
   *status = 0;
+  HeatShape shape{std::max(buckets, 1u), tick_,
+                  (window_ms + cfg_.tick_ms - 1) / std::max(cfg_.tick_ms, 1u)};
   json::Writer j;
   j.begin_object()
       .begin_object("daemon")
@@ -105,8 +237,11 @@ std::string Server::status_json(const Client& asker, pid_t pid, int* status) {
       .uint("slow_bytes", cfg_.slow_bytes)
       .uint("migrate_rate", cfg_.migrate_rate)
       .uint("tick_ms", cfg_.tick_ms)
-      .end_object()
-      .begin_array("processes");
+      .uint("heat_buckets", shape.buckets)
+      .uint("window_ms", window_ms)
+      .end_object();
+  write_tiers(j);
+  j.begin_array("processes");
   bool found = pid == 0;
   for (const auto& [fd, c] : clients_) {
     if (!c->is_runtime() || (pid && c->pid != pid)) continue;
@@ -115,7 +250,7 @@ std::string Server::status_json(const Client& asker, pid_t pid, int* status) {
       continue;
     }
     found = true;
-    write_process(j, *c, !c->segment->runtime_alive(uint64_t{cfg_.stale_ms} * 1000000));
+    write_process(j, *c, !c->segment->runtime_alive(uint64_t{cfg_.stale_ms} * 1000000), shape);
   }
   j.end_array().end_object();
   if (*status < 0) return "pid " + std::to_string(pid) + " belongs to another user";

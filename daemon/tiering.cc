@@ -8,7 +8,6 @@
 #include "ipc/channel.h"
 #include "log/log.h"
 #include "server.h"
-#include "uffd/page_state.h"
 
 namespace mtier::daemon {
 namespace {
@@ -17,17 +16,6 @@ namespace {
 // a tick's samples at the default max_samples.
 constexpr unsigned kRingPagesLog2 = 5;
 constexpr double kRefreshThreadsS = 1.0;
-
-policy::Place place_of(uint64_t w) {
-  switch (PageWord::state(w)) {
-    case PageState::kAbsent:
-      return PageWord::has_slot(w) ? policy::Place::kStore : policy::Place::kUntouched;
-    case PageState::kFailed:
-      return policy::Place::kStore;
-    default:  // resident, or being placed / evicted: in memory for now
-      return PageWord::slow(w) ? policy::Place::kSlow : policy::Place::kDram;
-  }
-}
 
 ipc::Order order_of(const policy::Move& m, uint64_t table_first_page) {
   ipc::Order o{};
@@ -97,7 +85,9 @@ void Server::sync_directory(Client& c) {
   for (const auto& old : c.tables) {
     bool kept = false;
     for (const auto& t : tables) kept |= t.id == old.id && t.pages == old.pages;
-    if (!kept) (void)c.heat->remove_table(static_cast<int>(old.id));
+    if (kept) continue;
+    (void)c.heat->remove_table(static_cast<int>(old.id));
+    c.tracks.erase(old.id);
   }
   for (const auto& t : tables)
     if (!c.heat->find(static_cast<int>(t.id)))
@@ -146,6 +136,7 @@ void Server::tick() {
   double tick_s = cfg_.tick_ms / 1000.0;
   since_cool_s_ += tick_s;
   since_refresh_s_ += tick_s;
+  since_rate_s_ += tick_s;
   tick_++;
   for (auto it = clients_.begin(); it != clients_.end();) {
     Client& c = *(it++)->second;  // sync may drop c
@@ -161,6 +152,45 @@ void Server::tick() {
   }
   if (cool) since_cool_s_ = 0;
   plan_and_order(tick_s);
+  if (since_rate_s_ >= 1.0) {
+    update_rates(since_rate_s_);
+    since_rate_s_ = 0;
+  }
+}
+
+TableTrack& Server::track_places(Client& c, const ipc::TableEntry& t) {
+  TableTrack& track = c.tracks[t.id];
+  if (track.pages != t.pages || track.place.size() != t.pages) {
+    track = TableTrack{};
+    track.pages = t.pages;
+    track.place.assign(t.pages, policy::Place::kUntouched);
+  }
+  const std::atomic<uint64_t>* words = c.segment->words() + t.first_page;
+  for (uint64_t p = 0; p < t.pages; p++) {
+    policy::Place now = place_of_word(words[p].load(std::memory_order_relaxed));
+    if (track.primed) {
+      unsigned m = page_move(track.place[p], now);
+      if (m < kPageMoveKinds) track.moves[m]++;
+    }
+    track.place[p] = now;
+  }
+  track.primed = true;
+  return track;
+}
+
+void Server::update_rates(double elapsed_s) {
+  for (auto& [fd, cp] : clients_) {
+    Client& c = *cp;
+    if (!c.is_runtime()) continue;
+    uint64_t faults = c.segment->header()->missing_faults.load(std::memory_order_relaxed);
+    c.faults_per_s = faults >= c.faults_at_rate ? (faults - c.faults_at_rate) / elapsed_s : 0;
+    c.faults_at_rate = faults;
+    for (auto& [id, track] : c.tracks)
+      for (unsigned m = 0; m < kPageMoveKinds; m++) {
+        track.per_s[m] = (track.moves[m] - track.moves_at_rate[m]) / elapsed_s;
+        track.moves_at_rate[m] = track.moves[m];
+      }
+  }
 }
 
 void Server::plan_and_order(double tick_s) {
@@ -174,7 +204,6 @@ void Server::plan_and_order(double tick_s) {
           ? std::max<uint64_t>(1, static_cast<uint64_t>(cfg_.migrate_rate * tick_s / 4096))
           : 0;
   std::vector<Client*> order;
-  size_t scratch = 0;
   uint64_t stale_ns = uint64_t{cfg_.stale_ms} * 1000000;
   for (auto& [fd, cp] : clients_) {
     Client& c = *cp;
@@ -188,23 +217,17 @@ void Server::plan_and_order(double tick_s) {
     pv.slow_resident_pages = h->slow_resident_pages.load(std::memory_order_relaxed);
     pv.own_budget_pages = h->dram_budget_pages.load(std::memory_order_relaxed);
     for (const auto& t : c.tables) {
-      if (scratch == place_scratch_.size()) place_scratch_.emplace_back();
-      auto& place = place_scratch_[scratch++];
-      place.resize(t.pages);
-      const std::atomic<uint64_t>* words = c.segment->words() + t.first_page;
-      for (uint64_t p = 0; p < t.pages; p++)
-        place[p] = place_of(words[p].load(std::memory_order_relaxed));
+      const TableTrack& track = track_places(c, t);
       policy::TableView tv;
       if (c.heat->fill_view(static_cast<int>(t.id), &tv) < 0) continue;
       tv.name = t.name;
-      tv.place = place.data();
+      tv.place = track.place.data();
       tv.hints = c.segment->hints() + t.first_page;
       pv.tables.push_back(std::move(tv));
     }
     node.procs.push_back(std::move(pv));
     order.push_back(&c);
   }
-  place_scratch_.resize(scratch);
   if (node.procs.empty()) return;
   policy::Plan plan;
   policy_->plan(node, &plan);

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 
 #include "commands.h"
 #include "daemon_client.h"
@@ -19,9 +20,13 @@ const char kUsage[] =
     "usage: mtier status [PID] [--json] [--socket PATH]\n"
     "\n"
     "Asks mtierd for its state: policy and parameters, heat sources, the node\n"
-    "budgets, and per registered process (all of them, or PID) its DRAM budget,\n"
-    "residency per tier, samples and orders, and per table its pages in DRAM, the\n"
-    "slow tier and the store, and its heat. Without root, only your processes.\n"
+    "budgets; the tiers (DRAM, slow memory, store: nodes, capacity, budget, use,\n"
+    "MiB/s in and out); and per registered process (all of them, or PID) its DRAM\n"
+    "budget, residency per tier, faults/s, samples and orders, and per table its\n"
+    "MiB in DRAM, the slow tier and the store, its heat, pages faulted in per\n"
+    "second (faults/s: from the store or first touch, prefetches included) and\n"
+    "pages moved between tiers per second (migr/s). Without root, only your\n"
+    "processes; the tiers are node-wide.\n"
     "\n"
     "  --json         the daemon's JSON reply as it is (format: docs/protocol.md)\n"
     "  --socket PATH  the daemon's socket (default $MTIER_DAEMON_SOCKET, else\n"
@@ -31,6 +36,30 @@ const char kUsage[] =
     "Exit status: 0; 1 when no daemon answers or PID is not registered; 2 usage.\n";
 
 double mib(double pages_or_bytes, double unit) { return pages_or_bytes * unit / 1048576.0; }
+
+// Pages per second of a table's moves, summed over the kinds named.
+double rate(const json::Value& t, std::initializer_list<const char*> kinds) {
+  double sum = 0;
+  for (const char* k : kinds) sum += t["moves_per_s"].num(k);
+  return sum;
+}
+
+void print_tiers(const json::Value& v) {
+  printf("%-6s %-12s %-6s %10s %10s %10s %10s %10s\n", "tier", "kind", "nodes", "cap MiB",
+         "budget MiB", "used MiB", "in MiB/s", "out MiB/s");
+  for (const auto& t : v["tiers"].items) {
+    std::string nodes = t.str("nodes").empty() ? "-" : t.str("nodes");
+    char cap[32] = "-";
+    if (t.num("capacity_bytes") > 0)
+      snprintf(cap, sizeof cap, "%.0f", mib(t.num("capacity_bytes"), 1));
+    char budget[32] = "-";
+    if (t.num("budget_bytes") > 0)
+      snprintf(budget, sizeof budget, "%.1f", mib(t.num("budget_bytes"), 1));
+    printf("%-6s %-12s %-6s %10s %10s %10.1f %10.2f %10.2f\n", t.str("name").c_str(),
+           t.str("kind").c_str(), nodes.c_str(), cap, budget, mib(t.num("used_bytes"), 1),
+           mib(t.num("in_bytes_per_s"), 1), mib(t.num("out_bytes_per_s"), 1));
+  }
+}
 
 void print_text(const json::Value& v) {
   const json::Value& d = v["daemon"];
@@ -48,22 +77,29 @@ void print_text(const json::Value& v) {
     printf("migration limit: %.0f MiB/s\n", mib(d.num("migrate_rate"), 1));
   else
     printf("migration limit: none\n");
+  printf("\n");
+  print_tiers(v);
   const auto& procs = v["processes"].items;
-  if (procs.empty()) printf("no registered processes\n");
+  if (procs.empty()) printf("\nno registered processes\n");
   for (const auto& p : procs) {
-    printf("\npid %.0f (%s) weight %.0f: DRAM %.1f / %.1f MiB", p.num("pid"),
-           p.str("name").c_str(), p.num("weight"), mib(p.num("dram_resident_bytes"), 1),
-           mib(p.num("dram_budget_bytes"), 1));
+    printf("\npid %.0f (%s) weight %.0f%s: DRAM %.1f / %.1f MiB", p.num("pid"),
+           p.str("name").c_str(), p.num("weight"), p["stale"].b ? " STALE" : "",
+           mib(p.num("dram_resident_bytes"), 1), mib(p.num("dram_budget_bytes"), 1));
     if (p.num("dram_assigned_bytes") > 0)
       printf(" (assigned %.1f MiB)", mib(p.num("dram_assigned_bytes"), 1));
-    printf(", slow tier %.1f MiB; %.0f samples, %.0f orders\n",
-           mib(p.num("slow_resident_bytes"), 1), p.num("samples"), p.num("orders_sent"));
-    printf("  %-4s %-20s %10s %10s %10s %10s %10s\n", "id", "table", "MiB", "dram MiB",
-           "slow MiB", "store MiB", "heat");
-    for (const auto& t : p["tables"].items)
-      printf("  %-4.0f %-20s %10.1f %10.1f %10.1f %10.1f %10.1f\n", t.num("id"),
+    printf(", slow tier %.1f MiB; %.0f faults/s; %.0f samples, %.0f orders\n",
+           mib(p.num("slow_resident_bytes"), 1), p.num("faults_per_s"), p.num("samples"),
+           p.num("orders_sent"));
+    printf("  %-4s %-20s %9s %9s %9s %9s %9s %9s %9s\n", "id", "table", "MiB", "dram MiB",
+           "slow MiB", "store MiB", "heat", "faults/s", "migr/s");
+    for (const auto& t : p["tables"].items) {
+      double in = rate(t, {"new>dram", "new>slow", "store>dram", "store>slow"});
+      double moved = rate(t, {"slow>dram", "dram>slow", "dram>store", "slow>store"});
+      printf("  %-4.0f %-20s %9.1f %9.1f %9.1f %9.1f %9.1f %9.0f %9.0f\n", t.num("id"),
              t.str("name").c_str(), mib(t.num("bytes"), 1), mib(t.num("dram_pages"), 4096),
-             mib(t.num("slow_pages"), 4096), mib(t.num("store_pages"), 4096), t.num("heat"));
+             mib(t.num("slow_pages"), 4096), mib(t.num("store_pages"), 4096), t.num("heat"), in,
+             moved);
+    }
   }
 }
 
@@ -78,10 +114,14 @@ int cmd_status(int argc, char** argv) {
   const char* socket = nullptr;
   optind = 1;
   for (int c; (c = getopt_long(argc, argv, "h", longs, nullptr)) != -1;) {
-    if (c == 'j') as_json = true;
-    else if (c == 's') socket = optarg;
-    else if (c == 'h') return fputs(kUsage, stdout), 0;
-    else return fputs("Try 'mtier status --help'.\n", stderr), 2;
+    if (c == 'j')
+      as_json = true;
+    else if (c == 's')
+      socket = optarg;
+    else if (c == 'h')
+      return fputs(kUsage, stdout), 0;
+    else
+      return fputs("Try 'mtier status --help'.\n", stderr), 2;
   }
   unsigned long pid = 0;
   if (optind < argc) {

@@ -9,5 +9,8 @@ int cmd_bench(int argc, char** argv);
 int cmd_run(int argc, char** argv);
 int cmd_status(int argc, char** argv);
 int cmd_policy(int argc, char** argv);
+int cmd_heat(int argc, char** argv);
+int cmd_record(int argc, char** argv);
+int cmd_report(int argc, char** argv);
 
 }  // namespace mtier::tools

@@ -26,6 +26,12 @@ const Command kCommands[] = {
      "what mtierd knows: policy, heat sources, registered processes and their tables"},
     {"policy", mtier::tools::cmd_policy,
      "mtierd's tiering policies: list them, show the one in effect, switch it at run time"},
+    {"heat", mtier::tools::cmd_heat,
+     "a live heat map of a process's tables from mtierd: heat per slice, tier of residence"},
+    {"record", mtier::tools::cmd_record,
+     "record heat, residency and page moves of a process over time to a file"},
+    {"report", mtier::tools::cmd_report,
+     "reports on a recording: heatmap, wss, tables, migrations (text, JSON, CSV, PNG, SVG)"},
 };
 
 void usage(FILE* out) {

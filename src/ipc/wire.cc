@@ -9,12 +9,12 @@
 namespace mtier::ipc {
 namespace {
 
-static_assert(std::variant_size_v<decltype(Message::body)> == 10);
-static_assert(std::is_same_v<std::variant_alternative_t<9, decltype(Message::body)>, Bye>);
+static_assert(std::variant_size_v<decltype(Message::body)> == 11);
+static_assert(std::is_same_v<std::variant_alternative_t<10, decltype(Message::body)>, HeatRequest>);
 // The largest payload (REPLY) fits: encode's -EMSGSIZE is a guard only.
 static_assert(kHeaderBytes + 4 + 2 + kMaxReplyBytes <= kMaxMessageBytes);
 
-constexpr uint16_t kMaxType = static_cast<uint16_t>(MsgType::kBye);
+constexpr uint16_t kMaxType = static_cast<uint16_t>(MsgType::kHeatRequest);
 
 void set_why(std::string* why, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 void set_why(std::string* why, const char* fmt, ...) {
@@ -164,6 +164,10 @@ bool fields(V& v, M& m) {
            v.str(m.message, kMaxReplyBytes, "message") && v.end();
   } else if constexpr (std::is_same_v<T, StatusRequest>) {
     return v.u32(m.pid, "pid") && v.end();
+  } else if constexpr (std::is_same_v<T, HeatRequest>) {
+    return v.u32(m.pid, "pid") && v.u32(m.buckets, "buckets") &&
+           v.check(m.buckets >= 1 && m.buckets <= kMaxHeatBuckets, "buckets") &&
+           v.u32(m.window_ms, "window_ms") && v.end();
   } else {
     static_assert(std::is_same_v<T, Bye>);
     return v.end();
@@ -195,6 +199,7 @@ const char* msg_type_name(MsgType t) {
     case MsgType::kReply: return "REPLY";
     case MsgType::kStatusRequest: return "STATUS_REQUEST";
     case MsgType::kBye: return "BYE";
+    case MsgType::kHeatRequest: return "HEAT_REQUEST";
   }
   return "UNKNOWN";
 }
@@ -206,6 +211,7 @@ bool sent_by_client(MsgType t) {
     case MsgType::kTables:
     case MsgType::kPolicySet:
     case MsgType::kStatusRequest:
+    case MsgType::kHeatRequest:
     case MsgType::kBye:
       return true;
     default:

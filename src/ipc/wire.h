@@ -34,6 +34,7 @@ inline constexpr size_t kMaxErrorBytes = 512;    // ERROR.message
 inline constexpr size_t kMaxParamsBytes = 1024;  // POLICY_SET.params
 inline constexpr size_t kMaxReplyBytes = 60000;  // REPLY.message
 inline constexpr uint32_t kMinWeight = 1, kMaxWeight = 1000;
+inline constexpr uint32_t kMaxHeatBuckets = 4096;  // HEAT_REQUEST.buckets
 // ERROR.code is in [-kMaxErrno, -1], REPLY.status in [-kMaxErrno, 0]
 // (the kernel's errno range, MAX_ERRNO).
 inline constexpr int32_t kMaxErrno = 4095;
@@ -49,6 +50,7 @@ enum class MsgType : uint16_t {
   kReply = 8,
   kStatusRequest = 9,
   kBye = 10,
+  kHeatRequest = 11,
 };
 
 enum class Role : uint32_t { kRuntime = 1, kControl = 2 };
@@ -111,11 +113,19 @@ struct StatusRequest {
 struct Bye {
   bool operator==(const Bye&) const = default;
 };
+// control -> daemon: the status document with each table's heat map at a
+// finer grain (`mtier heat`, `mtier record`).
+struct HeatRequest {
+  uint32_t pid = 0;        // 0 = all processes
+  uint32_t buckets = 0;    // heat-map slices per table, 1..kMaxHeatBuckets
+  uint32_t window_ms = 0;  // an extent sampled this recently counts as active
+  bool operator==(const HeatRequest&) const = default;
+};
 
 // The alternatives are in MsgType order: index i holds type i + 1.
 struct Message {
   std::variant<Hello, Register, Welcome, Error, Orders, Tables, PolicySet, Reply,
-               StatusRequest, Bye>
+               StatusRequest, Bye, HeatRequest>
       body;
   MsgType type() const { return static_cast<MsgType>(body.index() + 1); }
   bool operator==(const Message&) const = default;

@@ -59,6 +59,8 @@ std::vector<Message> samples() {
       {StatusRequest{0}},
       {StatusRequest{0xffffffffu}},
       {Bye{}},
+      {HeatRequest{0, 1, 0}},
+      {HeatRequest{0xffffffffu, kMaxHeatBuckets, 0xffffffffu}},
   };
 }
 
@@ -86,7 +88,7 @@ void put16(Bytes* b, size_t off, uint16_t v) {
 void fix_len(Bytes* b) { put32(b, 8, static_cast<uint32_t>(b->size() - kHeaderBytes)); }
 
 TEST(Wire, EveryTypeRoundTripsAtItsLimits) {
-  std::vector<bool> seen(11, false);
+  std::vector<bool> seen(12, false);
   for (const Message& m : samples()) {
     Bytes b = enc(m);
     Message back;
@@ -97,7 +99,7 @@ TEST(Wire, EveryTypeRoundTripsAtItsLimits) {
     EXPECT_TRUE(why.empty());
     seen[static_cast<size_t>(m.type())] = true;
   }
-  for (int t = 1; t <= 10; t++) EXPECT_TRUE(seen[t]) << t;
+  for (int t = 1; t <= 11; t++) EXPECT_TRUE(seen[t]) << t;
 }
 
 TEST(Wire, HeaderBytesAreLittleEndianAsDocumented) {
@@ -119,9 +121,10 @@ TEST(Wire, NamesAndDirections) {
   EXPECT_STREQ(msg_type_name(MsgType::kHello), "HELLO");
   EXPECT_STREQ(msg_type_name(MsgType::kPolicySet), "POLICY_SET");
   EXPECT_STREQ(msg_type_name(MsgType::kStatusRequest), "STATUS_REQUEST");
+  EXPECT_STREQ(msg_type_name(MsgType::kHeatRequest), "HEAT_REQUEST");
   EXPECT_STREQ(msg_type_name(static_cast<MsgType>(99)), "UNKNOWN");
   for (MsgType t : {MsgType::kHello, MsgType::kRegister, MsgType::kTables, MsgType::kPolicySet,
-                    MsgType::kStatusRequest})
+                    MsgType::kStatusRequest, MsgType::kHeatRequest})
     EXPECT_TRUE(sent_by_client(t) && !sent_by_daemon(t)) << msg_type_name(t);
   for (MsgType t : {MsgType::kWelcome, MsgType::kError, MsgType::kOrders, MsgType::kReply})
     EXPECT_TRUE(sent_by_daemon(t) && !sent_by_client(t)) << msg_type_name(t);
@@ -152,6 +155,8 @@ TEST(Wire, EncodeRefusesFieldsOutsideTheirLimits) {
       {Reply{1, ""}},
       {Reply{-kMaxErrno - 1, ""}},
       {Reply{0, std::string(kMaxReplyBytes + 1, 'r')}},
+      {HeatRequest{0, 0, 100}},
+      {HeatRequest{0, kMaxHeatBuckets + 1, 100}},
   };
   for (const Message& m : bad) {
     Bytes b = {1, 2, 3};
@@ -194,7 +199,7 @@ TEST(Wire, HeaderRejections) {
     EXPECT_EQ(dec(b, &why), -EBADMSG) << len;
     EXPECT_NE(why.find("payload_len"), std::string::npos) << why;
   }
-  for (uint16_t t : {0, 11, 99, 0xffff}) {
+  for (uint16_t t : {0, 12, 99, 0xffff}) {
     b = good;
     put16(&b, 6, t);
     EXPECT_EQ(dec(b, &why), -ENOMSG) << t;

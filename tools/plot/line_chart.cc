@@ -1,176 +1,17 @@
-// Layout first (plan_chart: ranges, ticks, margins, the legend's corner), then
-// drawing in layers: grid, frame and ticks, series lines, markers, legend,
-// titles. Margins are sized from the text they hold, measured with the font.
+// Layout first (plan_line_chart, plan.h: ranges, ticks, margins, the legend's
+// corner; svg.cc draws the same plan), then drawing in layers: grid, frame and
+// ticks, series lines, markers, legend, titles. Margins are sized from the
+// text they hold, measured with the font; ticks and style come from axis.h.
 #include "line_chart.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstdio>
 
+#include "plan.h"
 #include "png.h"
 
 namespace mtier::plot {
 namespace {
-
-constexpr Rgb kText{34, 34, 34};
-constexpr Rgb kAxis{68, 68, 68};
-constexpr Rgb kGrid{224, 224, 224};
-constexpr Rgb kGridMinor{241, 241, 241};
-constexpr Rgb kLegendBorder{170, 170, 170};
-
-constexpr int kPad = 12;          // image edge to anything drawn
-constexpr int kTitleScale = 2;    // title font scale; everything else is 1
-constexpr int kTickLen = 5;       // major tick mark length, outside the frame
-constexpr int kMinorTickLen = 3;  // log axis 2..9 marks
-constexpr int kTickGap = 4;       // tick mark end to its label
-constexpr int kInset = 10;        // frame to the data range's ends
-constexpr int kLineWidth = 2;
-constexpr int kLegendRow = 14;     // legend line spacing
-constexpr int kLegendSwatch = 22;  // legend sample line length
-constexpr unsigned kMinSide = 120, kMaxSide = 16384;
-
-struct Tick {
-  double v;
-  std::string label;  // empty: a mark without a label
-  bool major;
-};
-
-using Points = std::vector<std::pair<double, double>>;
-
-struct Plan {
-  ChartGeometry g;
-  std::vector<Tick> x_ticks, y_ticks;
-  std::vector<Points> points;  // per series: the plottable points, in x order
-};
-
-int fail(std::string* err, const std::string& why) {
-  if (err) *err = why;
-  return -EINVAL;
-}
-
-// printf's exponents made shorter: "2.5e-07" -> "2.5e-7", "1e+300" -> "1e300".
-std::string tidy_exponent(std::string s) {
-  const size_t e = s.find('e');
-  if (e == std::string::npos) return s;
-  size_t digits = e + 1;
-  if (digits < s.size() && s[digits] == '+') s.erase(digits, 1);
-  if (digits < s.size() && s[digits] == '-') ++digits;
-  while (digits + 1 < s.size() && s[digits] == '0') s.erase(digits, 1);
-  return s;
-}
-
-// A label for a value on its own (log axes, given x ticks): %g, with k/M/G/T
-// from 1000 up so decades read 1, 10, 100, 1k, 10k.
-std::string format_value(double v) {
-  static const struct {
-    double div;
-    const char* suffix;
-  } kSi[] = {{1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}};
-  char buf[48];
-  const double a = std::fabs(v);
-  if (a >= 1e3 && a < 1e15)
-    for (const auto& s : kSi)
-      if (a >= s.div) {
-        std::snprintf(buf, sizeof buf, "%.4g%s", v / s.div, s.suffix);
-        return buf;
-      }
-  std::snprintf(buf, sizeof buf, "%.4g", v);
-  return tidy_exponent(buf);
-}
-
-// Labels for evenly spaced linear ticks: one suffix for the whole axis (from
-// 10000 up) and as many decimals as the step needs, so they read alike.
-// Outside 1e-4..1e15 fixed point gets long, so those axes use %g with the
-// significant digits that tell neighbouring ticks apart.
-void label_linear(std::vector<Tick>* ticks, double step) {
-  double max_abs = 0;
-  for (const Tick& t : *ticks) max_abs = std::max(max_abs, std::fabs(t.v));
-  const bool exponent = max_abs >= 1e15 || step < 1e-4;
-  double div = 1;
-  const char* suffix = "";
-  if (!exponent) {
-    if (max_abs >= 1e12) {
-      div = 1e12, suffix = "T";
-    } else if (max_abs >= 1e9) {
-      div = 1e9, suffix = "G";
-    } else if (max_abs >= 1e6) {
-      div = 1e6, suffix = "M";
-    } else if (max_abs >= 1e4) {
-      div = 1e3, suffix = "k";
-    }
-  }
-  const int decimals =
-      std::clamp(static_cast<int>(-std::floor(std::log10(step / div) + 1e-9)), 0, 12);
-  const int digits =
-      std::clamp(static_cast<int>(std::ceil(std::log10(max_abs / step) + 1e-9)) + 1, 1, 15);
-  for (Tick& t : *ticks) {
-    char buf[64];
-    if (t.v == 0)
-      std::snprintf(buf, sizeof buf, "0");
-    else if (exponent)
-      std::snprintf(buf, sizeof buf, "%.*g", digits, t.v);
-    else
-      std::snprintf(buf, sizeof buf, "%.*f%s", decimals, t.v / div, suffix);
-    t.label = tidy_exponent(buf);
-  }
-}
-
-// Nice linear ticks: a 1, 2 or 5 x 10^k step giving about `target` intervals,
-// the range widened to whole steps. False when the range is not finite.
-bool linear_ticks(double* lo, double* hi, int target, std::vector<Tick>* ticks) {
-  if (*hi <= *lo) {  // one value: open a range around it
-    const double s = *lo == 0 ? 1 : std::fabs(*lo) * 0.1;
-    *lo -= s;
-    *hi += s;
-  }
-  const double span = *hi - *lo;
-  if (!std::isfinite(span) || span <= 0) return false;
-  const double raw = span / target, mag = std::pow(10, std::floor(std::log10(raw)));
-  const double f = raw / mag;
-  const double step = (f < 1.5 ? 1 : f < 3 ? 2 : f < 7 ? 5 : 10) * mag;
-  const double a = std::floor(*lo / step + 1e-9), b = std::ceil(*hi / step - 1e-9);
-  if (!std::isfinite(a * step) || !std::isfinite(b * step)) return false;
-  for (double i = a; i <= b + 0.5; ++i) {
-    double v = i * step;
-    if (std::fabs(v) < step * 1e-9) v = 0;  // no "-0"
-    ticks->push_back(Tick{v, "", true});
-  }
-  *lo = a * step;
-  *hi = b * step;
-  label_linear(ticks, step);
-  return true;
-}
-
-// Log ticks: the range widened to whole decades; a labelled major tick on
-// each decade (only every n-th when there are many: a grid line on each of
-// hundreds of decades would grey the plot), minor 2..9 marks when there are
-// few, labelled at 2 and 5 when there are at most two decades.
-void log_ticks(double* lo, double* hi, std::vector<Tick>* ticks) {
-  int e0 = static_cast<int>(std::floor(std::log10(*lo) + 1e-12));
-  int e1 = static_cast<int>(std::ceil(std::log10(*hi) - 1e-12));
-  e0 = std::clamp(e0, -307, 307);
-  e1 = std::clamp(e1, -307, 308);
-  if (e1 <= e0) e1 = e0 + 1;
-  *lo = std::pow(10, e0);
-  *hi = std::pow(10, e1);
-  const int decades = e1 - e0, every = (decades + 7) / 8;
-  for (int e = e0; e <= e1; ++e) {
-    const double d = std::pow(10, e);
-    if ((e - e0) % every == 0) ticks->push_back(Tick{d, format_value(d), true});
-    if (e == e1 || decades > 6) continue;
-    for (int m = 2; m <= 9; ++m) {
-      const bool label = decades <= 2 && (m == 2 || m == 5);
-      ticks->push_back(Tick{m * d, label ? format_value(m * d) : "", false});
-    }
-  }
-}
-
-int max_label_width(const std::vector<Tick>& ticks) {
-  int w = 0;
-  for (const Tick& t : ticks) w = std::max(w, Canvas::text_width(t.label));
-  return w;
-}
 
 // The pixel samples of the drawn series (every couple of pixels along each
 // segment, and each marker), for choosing the legend's corner.
@@ -195,7 +36,9 @@ int overlap(const ChartGeometry& g, const std::vector<Points>& points, const Rec
   return n;
 }
 
-int plan_chart(const LineChart& c, Plan* p, std::string* err) {
+}  // namespace
+
+int plan_line_chart(const LineChart& c, LinePlan* p, std::string* err) {
   if (c.width < kMinSide || c.height < kMinSide || c.width > kMaxSide || c.height > kMaxSide)
     return fail(err, "chart size " + std::to_string(c.width) + "x" + std::to_string(c.height) +
                          " is outside " + std::to_string(kMinSide) + ".." +
@@ -296,8 +139,11 @@ int plan_chart(const LineChart& c, Plan* p, std::string* err) {
       if (best < 0 || n < best) best = n, g.legend = r;
     }
   }
+  p->x_label_every = label_every(p->x_ticks, [&g](double x) { return g.px(x); });
   return 0;
 }
+
+namespace {
 
 void marker(Canvas* cv, size_t shape, int x, int y, Rgb c) {
   switch (shape % 4) {
@@ -322,7 +168,7 @@ void marker(Canvas* cv, size_t shape, int x, int y, Rgb c) {
 
 int round_px(double v) { return static_cast<int>(std::lround(v)); }
 
-void draw(const LineChart& c, const Plan& p, Image* img) {
+void draw(const LineChart& c, const LinePlan& p, Image* img) {
   const ChartGeometry& g = p.g;
   Canvas cv(img);
   const Rect& a = g.plot;
@@ -331,12 +177,7 @@ void draw(const LineChart& c, const Plan& p, Image* img) {
 
   // x tick labels go under every n-th tick when they would collide; only
   // those ticks get a grid line.
-  double min_gap = INFINITY;
-  for (size_t i = 1; i < p.x_ticks.size(); ++i)
-    min_gap = std::min(min_gap, std::fabs(g.px(p.x_ticks[i].v) - g.px(p.x_ticks[i - 1].v)));
-  const int need = max_label_width(p.x_ticks) + 8;
-  const size_t every =
-      min_gap >= need ? 1 : static_cast<size_t>(std::ceil(need / std::max(min_gap, 1.0)));
+  const size_t every = p.x_label_every;
 
   // Grid: minor lines, then major ones over them.
   cv.set_clip(inner);
@@ -433,15 +274,15 @@ Rgb series_colour(size_t i) {
 }
 
 int chart_geometry(const LineChart& c, ChartGeometry* g, std::string* err) {
-  Plan p;
-  if (int rc = plan_chart(c, &p, err); rc < 0) return rc;
+  LinePlan p;
+  if (int rc = plan_line_chart(c, &p, err); rc < 0) return rc;
   *g = p.g;
   return 0;
 }
 
 int render(const LineChart& c, Image* img, std::string* err) {
-  Plan p;
-  if (int rc = plan_chart(c, &p, err); rc < 0) return rc;
+  LinePlan p;
+  if (int rc = plan_line_chart(c, &p, err); rc < 0) return rc;
   Image out(c.width, c.height, kWhite);
   draw(c, p, &out);
   *img = std::move(out);

@@ -212,13 +212,18 @@ int write_png(const std::string& path, const Image& img, std::string* err) {
   put_chunk(&file, "IDAT", z.data(), z.size());
   put_chunk(&file, "IEND", nullptr, 0);
 
+  return write_file_replacing(
+      path, std::string_view(reinterpret_cast<const char*>(file.data()), file.size()), err);
+}
+
+int write_file_replacing(const std::string& path, std::string_view bytes, std::string* err) {
   const std::string tmp = path + ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
     int e = errno;
     return fail(err, -e, errno_text("cannot create", tmp, e));
   }
-  int rc = write_all(fd, file.data(), file.size());
+  int rc = write_all(fd, reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
   if (rc < 0) {
     ::close(fd);
     ::unlink(tmp.c_str());

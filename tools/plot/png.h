@@ -4,6 +4,7 @@
 // what the tests need to check pixels. No libpng: zlib does deflate and CRCs.
 #pragma once
 #include <string>
+#include <string_view>
 
 #include "canvas.h"
 
@@ -14,6 +15,10 @@ namespace mtier::plot {
 // (an empty image, or rgb not width * height * 3 bytes), or the -errno of the
 // failing call; *err (when not null) says what failed.
 int write_png(const std::string& path, const Image& img, std::string* err);
+
+// The same replace-by-rename write for any bytes (write_png and the SVG
+// writers use it): 0, or the -errno of the failing call with *err saying which.
+int write_file_replacing(const std::string& path, std::string_view bytes, std::string* err);
 
 // Reads a PNG written by write_png (or any 8-bit RGB, non-interlaced PNG).
 // Every chunk's CRC is checked. Returns 0, -errno when the file cannot be

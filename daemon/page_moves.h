@@ -1,0 +1,49 @@
+// The page moves mtierd counts per table: from the page words it reads at
+// each tick, the place of every page (DRAM, slow tier, store, untouched) is
+// compared with the place seen at the tick before. A page that leaves and
+// comes back within one tick is not seen, so these are lower bounds; the
+// runtime's own counters (segment header) are exact but per process.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "policy/policy.h"
+
+namespace mtier::daemon {
+
+// In the order of the status JSON's "moves" object and of `mtier record`'s
+// recordings (tools/record/snapshot.h keeps the same order).
+enum PageMove : unsigned {
+  kNewToDram,
+  kNewToSlow,
+  kStoreToDram,
+  kStoreToSlow,
+  kSlowToDram,
+  kDramToSlow,
+  kDramToStore,
+  kSlowToStore,
+  kPageMoveKinds
+};
+
+// Where the page with word w is: resident (or being placed or evicted) in
+// DRAM or the slow tier, in the store (a slot, or failed), or untouched.
+policy::Place place_of_word(uint64_t w);
+
+// "new>dram", ...; the JSON keys.
+const char* page_move_name(unsigned m);
+// The move from `was` to `now`, or kPageMoveKinds for none counted (no
+// change, or a page dropped: a table's pages freed, MADV_DONTNEED).
+unsigned page_move(policy::Place was, policy::Place now);
+
+// One table's places as last seen, and its counts.
+struct TableTrack {
+  uint64_t pages = 0;
+  std::vector<policy::Place> place;  // per page, as seen at the last tick
+  bool primed = false;               // place holds a first look (nothing counted before it)
+  std::array<uint64_t, kPageMoveKinds> moves{};
+  std::array<uint64_t, kPageMoveKinds> moves_at_rate{};  // moves at the last rate update
+  std::array<double, kPageMoveKinds> per_s{};            // pages per second over that last second
+};
+
+}  // namespace mtier::daemon

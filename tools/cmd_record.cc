@@ -1,0 +1,349 @@
+// mtier record: snapshots of mtierd's view of one process (heat per slice of
+// each table, where the slices live, residency, page moves) every interval,
+// written to a recording (tools/record/recording.h, docs/recording.md) for
+// `mtier report`. Either runs a command under mtier (as `mtier run` does)
+// and records it until it exits, or records a running process by pid.
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "commands.h"
+#include "daemon_client.h"
+#include "record/daemon_snapshot.h"
+#include "record/recording.h"
+#include "util/json_value.h"
+
+namespace mtier::tools {
+namespace {
+
+const char kUsage[] =
+    "usage: mtier record [-o FILE] [--duration S] [--interval MS] [--buckets N]\n"
+    "                    [--append] [--socket PATH] -- COMMAND [ARGS...]\n"
+    "       mtier record [OPTIONS] --pid PID\n"
+    "\n"
+    "Records what mtierd sees of one process every interval: each table's heat\n"
+    "in slices, where each slice lives (DRAM, slow tier, store), residency per\n"
+    "tier, the sampled working set and the page moves. With COMMAND, runs it\n"
+    "under mtier (like `mtier run -- COMMAND`) and records it until it exits;\n"
+    "with --pid, records a process already registered with mtierd until it\n"
+    "goes away. --duration or Ctrl-C stops earlier. Read the file with\n"
+    "`mtier report`. The format: docs/recording.md.\n"
+    "\n"
+    "  -o, --output FILE  the recording (default mtier.rec; an existing file is\n"
+    "                     refused unless --append)\n"
+    "  --append           add a new session to an existing recording\n"
+    "  --duration S       stop after S seconds (default: until the process ends)\n"
+    "  --interval MS      between snapshots, 10..3600000 (default 1000)\n"
+    "  --buckets N        heat-map slices per table, 1..4096 (default 64; mtierd\n"
+    "                     gives fewer when a snapshot would not fit one reply)\n"
+    "  --pid PID          record this running process\n"
+    "  --socket PATH      mtierd's socket (default $MTIER_DAEMON_SOCKET, else\n"
+    "                     /run/mtier/mtierd.sock); also given to COMMAND\n"
+    "  -h, --help         this text\n"
+    "\n"
+    "Exit status: with COMMAND, its exit status (128 + N if killed by signal N),\n"
+    "or 1 if the recording failed; with --pid, 0, or 1 on failure. 2: usage.\n";
+
+// How long a COMMAND may take to register with mtierd before recording
+// gives up on it (Python imports and torch's start are slow).
+constexpr double kRegisterWaitS = 60;
+
+volatile sig_atomic_t g_stop = 0;
+void on_stop(int) { g_stop = 1; }
+
+struct Args {
+  std::string output = "mtier.rec";
+  bool append = false;
+  double duration_s = 0;  // 0 = no limit
+  unsigned interval_ms = 1000;
+  unsigned buckets = 64;
+  long pid = 0;
+  const char* socket = nullptr;
+  char** command = nullptr;  // nullptr-terminated, or nullptr
+};
+
+int usage_error(const std::string& what) {
+  fprintf(stderr, "mtier record: %s\nTry 'mtier record --help'.\n", what.c_str());
+  return 2;
+}
+
+bool parse_number(const char* s, double lo, double hi, double* out) {
+  char* end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (errno || end == s || *end || !(v >= lo && v <= hi)) return false;
+  *out = v;
+  return true;
+}
+
+int parse_args(int argc, char** argv, Args* a) {
+  static const struct option longs[] = {{"output", required_argument, nullptr, 'o'},
+                                        {"append", no_argument, nullptr, 'a'},
+                                        {"duration", required_argument, nullptr, 'd'},
+                                        {"interval", required_argument, nullptr, 'i'},
+                                        {"buckets", required_argument, nullptr, 'b'},
+                                        {"pid", required_argument, nullptr, 'p'},
+                                        {"socket", required_argument, nullptr, 's'},
+                                        {"help", no_argument, nullptr, 'h'},
+                                        {nullptr, 0, nullptr, 0}};
+  optind = 1;
+  double v;
+  // '+': stop at the first non-option, so COMMAND's own flags stay its own.
+  for (int c; (c = getopt_long(argc, argv, "+ho:", longs, nullptr)) != -1;) {
+    switch (c) {
+      case 'o':
+        a->output = optarg;
+        break;
+      case 'a':
+        a->append = true;
+        break;
+      case 'd':
+        if (!parse_number(optarg, 0.001, 1e9, &v))
+          return usage_error("bad --duration '" + std::string(optarg) + "' (seconds, > 0)");
+        a->duration_s = v;
+        break;
+      case 'i':
+        if (!parse_number(optarg, 10, 3600000, &v))
+          return usage_error("bad --interval '" + std::string(optarg) +
+                             "' (milliseconds, 10..3600000)");
+        a->interval_ms = static_cast<unsigned>(v);
+        break;
+      case 'b':
+        if (!parse_number(optarg, 1, 4096, &v) || v != static_cast<unsigned>(v))
+          return usage_error("bad --buckets '" + std::string(optarg) + "' (1..4096)");
+        a->buckets = static_cast<unsigned>(v);
+        break;
+      case 'p':
+        if (!parse_number(optarg, 1, INT_MAX, &v) || v != static_cast<long>(v))
+          return usage_error("'" + std::string(optarg) + "' is not a process id");
+        a->pid = static_cast<long>(v);
+        break;
+      case 's':
+        a->socket = optarg;
+        break;
+      case 'h':
+        return fputs(kUsage, stdout), 0;
+      default:
+        return usage_error("unknown option");
+    }
+  }
+  if (optind < argc) a->command = argv + optind;
+  if (!a->command == !a->pid) return usage_error("give either -- COMMAND or --pid PID");
+  if (a->output.empty()) return usage_error("the output file name is empty");
+  return -1;  // go on
+}
+
+uint64_t now_ms() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count());
+}
+
+// Starts COMMAND as `mtier run -- COMMAND` (this binary), so it gets the
+// same preload set-up. Returns its pid or -errno.
+pid_t start_command(char** command, const std::string& socket) {
+  char self[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return -errno;
+  self[n] = '\0';
+  pid_t pid = fork();
+  if (pid < 0) return -errno;
+  if (pid == 0) {
+    setenv("MTIER_DAEMON_SOCKET", socket.c_str(), 1);
+    std::vector<char*> args = {const_cast<char*>("mtier"), const_cast<char*>("run"),
+                               const_cast<char*>("--")};
+    for (char** p = command; *p; p++) args.push_back(*p);
+    args.push_back(nullptr);
+    execv(self, args.data());
+    fprintf(stderr, "mtier record: cannot run %s: %s\n", self, strerror(errno));
+    _exit(127);
+  }
+  return pid;
+}
+
+std::string host_name() {
+  char h[256] = {};
+  return gethostname(h, sizeof h - 1) == 0 ? h : "";
+}
+
+std::string joined(char** command) {
+  std::string s;
+  for (char** p = command; p && *p; p++) s += (s.empty() ? "" : " ") + std::string(*p);
+  return s;
+}
+
+// The daemon's policy and heat source, for the session's INFO (left empty
+// when the daemon does not say).
+void daemon_facts(const std::string& socket, record::SessionInfo* info) {
+  ipc::Reply reply;
+  std::string why;
+  json::Value v;
+  if (daemon_request(socket, ipc::Message{ipc::StatusRequest{static_cast<uint32_t>(info->pid)}},
+                     &reply, &why) < 0 ||
+      reply.status < 0 || json::parse(reply.message, &v, &why) < 0)
+    return;
+  const json::Value& d = v["daemon"];
+  info->policy = d.str("policy") + " " + d.str("policy_params");
+  info->heat_source = d.str("heat_source");
+}
+
+class Recorder {
+ public:
+  Recorder(const Args& a, std::string socket) : a_(a), socket_(std::move(socket)) {}
+
+  // Runs until the process is gone, the duration is up or a signal came.
+  // `child`: COMMAND's pid (reaped here), or 0 with --pid. Returns the exit
+  // status.
+  int run(pid_t child);
+
+ private:
+  bool child_running(pid_t child);
+  void progress(bool final);
+
+  const Args& a_;
+  std::string socket_;
+  record::RecordingWriter writer_;
+  int child_status_ = -1;
+  uint64_t snapshots_ = 0, start_ms_ = 0;
+  bool tty_ = isatty(STDERR_FILENO);
+};
+
+bool Recorder::child_running(pid_t child) {
+  if (child <= 0) return true;
+  if (child_status_ >= 0) return false;
+  int st;
+  if (waitpid(child, &st, WNOHANG) == child)
+    child_status_ = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  return child_status_ < 0;
+}
+
+void Recorder::progress(bool final) {
+  if (!tty_ && !final) return;
+  double s = (now_ms() - start_ms_) / 1000.0;
+  fprintf(stderr, "%smtier record: %llu snapshots over %.0f s to %s%s", tty_ ? "\r" : "",
+          static_cast<unsigned long long>(snapshots_), s, a_.output.c_str(), final ? "\n" : "");
+}
+
+int Recorder::run(pid_t child) {
+  pid_t pid = child > 0 ? child : static_cast<pid_t>(a_.pid);
+  std::string why;
+  record::Snapshot snap;
+  // Wait for the process to register (COMMAND), or check it is (--pid).
+  start_ms_ = now_ms();
+  int rc;
+  for (;;) {
+    rc = record::fetch_snapshot(socket_, pid, a_.buckets, a_.interval_ms, &snap, &why);
+    if (rc == 0 || child <= 0 || rc != -ESRCH || g_stop || !child_running(child)) break;
+    if (now_ms() - start_ms_ > kRegisterWaitS * 1000) {
+      why = "pid " + std::to_string(pid) + " did not register with mtierd within " +
+            std::to_string(static_cast<int>(kRegisterWaitS)) + " s";
+      break;
+    }
+    poll(nullptr, 0, 100);
+  }
+  if (rc < 0) {
+    if (child > 0 && !child_running(child) && rc == -ESRCH)
+      why = "the command exited before it registered with mtierd";
+    fprintf(stderr, "mtier record: %s\n", why.c_str());
+    if (child > 0) {
+      while (child_running(child)) poll(nullptr, 0, 100);  // let it finish; its status is kept
+    }
+    return 1;
+  }
+  record::SessionInfo info;
+  info.start_unix_ms = now_ms();
+  info.interval_ms = a_.interval_ms;
+  info.buckets = a_.buckets;
+  info.pid = pid;
+  info.command = joined(a_.command);
+  info.host = host_name();
+  daemon_facts(socket_, &info);
+  if (writer_.open(a_.output, a_.append, info, &why) < 0) {
+    fprintf(stderr, "mtier record: %s\n", why.c_str());
+    if (child > 0) kill(child, SIGTERM);
+    while (child > 0 && child_running(child)) poll(nullptr, 0, 100);
+    return 1;
+  }
+  start_ms_ = info.start_unix_ms;
+  int status = 0;
+  uint64_t next = now_ms();
+  for (;;) {
+    if (rc == 0) {
+      if (writer_.write(snap, &why) < 0) {
+        fprintf(stderr, "\nmtier record: %s\n", why.c_str());
+        status = 1;
+        break;
+      }
+      snapshots_++;
+      progress(false);
+    }
+    next += a_.interval_ms;
+    bool over = a_.duration_s > 0 && now_ms() - start_ms_ >= a_.duration_s * 1000;
+    while (!g_stop && !over && child_running(child) && now_ms() < next)
+      poll(nullptr, 0, static_cast<int>(std::min<uint64_t>(next - now_ms(), 100)));
+    if (g_stop || over || !child_running(child)) break;
+    rc = record::fetch_snapshot(socket_, pid, a_.buckets, a_.interval_ms, &snap, &why);
+    if (rc == -ESRCH) break;  // it went away (with --pid: the end of the recording)
+    if (rc < 0) {
+      fprintf(stderr, "\nmtier record: %s\n", why.c_str());
+      status = 1;
+      break;
+    }
+  }
+  writer_.close();
+  progress(true);
+  if (child > 0) {
+    if (g_stop) kill(child, SIGTERM);  // Ctrl-C went to it too; a TERM to us did not
+    while (child_running(child)) poll(nullptr, 0, 100);
+    return status ? status : child_status_;
+  }
+  return status;
+}
+
+}  // namespace
+
+int cmd_record(int argc, char** argv) {
+  Args a;
+  if (int rc = parse_args(argc, argv, &a); rc >= 0) return rc;
+  std::string socket = daemon_socket_path(a.socket);
+  g_stop = 0;
+  struct sigaction sa {};
+  sa.sa_handler = on_stop;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  if (!a.append && access(a.output.c_str(), F_OK) == 0) {
+    fprintf(stderr, "mtier record: %s exists (give --append to add to it, or another -o)\n",
+            a.output.c_str());
+    return 1;
+  }
+  pid_t child = 0;
+  if (a.command) {
+    // No daemon, no recording: say so before the command starts.
+    record::Snapshot probe;
+    std::string why;
+    int rc = record::fetch_snapshot(socket, 0, 1, 0, &probe, &why);
+    if (rc < 0 && rc != -ESRCH) {
+      fprintf(stderr, "mtier record: %s\n", why.c_str());
+      return 1;
+    }
+    child = start_command(a.command, socket);
+    if (child < 0) {
+      fprintf(stderr, "mtier record: cannot start the command: %s\n", strerror(-child));
+      return 1;
+    }
+  }
+  Recorder r(a, socket);
+  return r.run(child);
+}
+
+}  // namespace mtier::tools

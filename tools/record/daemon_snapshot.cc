@@ -1,0 +1,109 @@
+#include "daemon_snapshot.h"
+
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+
+#include "daemon_client.h"
+#include "util/json_value.h"
+
+namespace mtier::record {
+namespace {
+
+// A JSON number as a count: missing, negative or not finite reads as 0
+// (the daemon writes every key; this only keeps garbage out of recordings).
+uint64_t count(const json::Value& v, const char* key) {
+  double n = v.num(key);
+  return std::isfinite(n) && n > 0 ? static_cast<uint64_t>(n) : 0;
+}
+
+double number(const json::Value& v, const char* key) {
+  double n = v.num(key);
+  return std::isfinite(n) ? n : 0;
+}
+
+int table_from(const json::Value& t, TableSnap* out, std::string* why) {
+  out->id = static_cast<uint32_t>(count(t, "id"));
+  out->name = t.str("name");
+  out->bytes = count(t, "bytes");
+  out->pages = count(t, "pages");
+  out->dram_pages = count(t, "dram_pages");
+  out->slow_pages = count(t, "slow_pages");
+  out->store_pages = count(t, "store_pages");
+  out->untouched_pages = count(t, "untouched_pages");
+  out->active_bytes = count(t, "active_bytes");
+  out->heat = number(t, "heat");
+  out->samples_per_s = number(t, "samples_per_s");
+  const json::Value& moves = t["moves"];
+  for (unsigned m = 0; m < kMoveKinds; m++) out->moves[m] = count(moves, move_name(m));
+  for (const auto& h : t["heat_map"].items)
+    out->heat_map.push_back(std::isfinite(h.n) ? static_cast<float>(h.n) : 0.0f);
+  out->place = t.str("place");
+  if (out->place.size() != out->heat_map.size()) {
+    *why = "table '" + out->name + "': place marks do not match its heat map";
+    return -EBADMSG;
+  }
+  if (out->heat_map.empty()) {
+    // No heat model yet (a table just made): one cold slice.
+    out->heat_map.push_back(0.0f);
+    out->place = std::string(1, kPlaceUntouched);
+  }
+  if (out->pages == 0) {
+    *why = "table '" + out->name + "' has no pages";
+    return -EBADMSG;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int snapshot_from_status(const std::string& text, Snapshot* out, std::string* why) {
+  json::Value v;
+  if (json::parse(text, &v, why) < 0) {
+    *why = "mtierd's reply does not parse (" + *why + ")";
+    return -EBADMSG;
+  }
+  if (v["processes"].kind != json::Value::Kind::kArray) {
+    *why = "mtierd's reply has no process list";
+    return -EBADMSG;
+  }
+  out->procs.clear();
+  for (const auto& p : v["processes"].items) {
+    ProcessSnap ps;
+    ps.pid = static_cast<int32_t>(count(p, "pid"));
+    ps.name = p.str("name");
+    ps.dram_budget_bytes = count(p, "dram_budget_bytes");
+    ps.dram_resident_bytes = count(p, "dram_resident_bytes");
+    ps.slow_budget_bytes = count(p, "slow_budget_bytes");
+    ps.slow_resident_bytes = count(p, "slow_resident_bytes");
+    ps.missing_faults = count(p, "missing_faults");
+    ps.evictions = count(p, "evictions");
+    ps.fetches = count(p, "fetches");
+    for (const auto& t : p["tables"].items) {
+      TableSnap ts;
+      if (int rc = table_from(t, &ts, why); rc < 0) return rc;
+      ps.tables.push_back(std::move(ts));
+    }
+    out->procs.push_back(std::move(ps));
+  }
+  return 0;
+}
+
+int fetch_snapshot(const std::string& socket_path, int32_t pid, unsigned buckets,
+                   unsigned window_ms, Snapshot* out, std::string* why) {
+  ipc::HeatRequest req{static_cast<uint32_t>(pid), buckets, window_ms};
+  ipc::Reply reply;
+  if (int rc = tools::daemon_request(socket_path, ipc::Message{req}, &reply, why); rc < 0)
+    return rc;
+  if (reply.status < 0) {
+    *why = reply.message;
+    return reply.status;
+  }
+  if (int rc = snapshot_from_status(reply.message, out, why); rc < 0) return rc;
+  out->unix_ms = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                           std::chrono::system_clock::now().time_since_epoch())
+                                           .count());
+  return 0;
+}
+
+}  // namespace mtier::record
