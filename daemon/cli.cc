@@ -13,7 +13,7 @@
 namespace mtier::daemon {
 namespace {
 
-enum class Kind { kSetting, kConfig, kCheckConfig, kVerbose, kDebug, kHelp, kVersion };
+enum class Kind { kSetting, kConfig, kCheckConfig, kFuse, kVerbose, kDebug, kHelp, kVersion };
 
 // One command-line option; kSetting options set the config key `key`.
 struct Flag {
@@ -40,6 +40,8 @@ constexpr Flag kFlags[] = {
      "policy_params: the policy's parameters"},
     {"--dram-bytes", nullptr, "SIZE", Kind::kSetting, "dram_bytes",
      "dram_bytes: node-wide DRAM budget (64G, ...)"},
+    {"--fuse", nullptr, "MOUNTPOINT", Kind::kFuse, nullptr,
+     "also serve mtierfs(8) on MOUNTPOINT (started and\nunmounted with the daemon)"},
     {"--verbose", "-v", nullptr, Kind::kVerbose, nullptr, "log_level = info"},
     {"--debug", nullptr, nullptr, Kind::kDebug, nullptr, "log_level = debug"},
     {"--help", "-h", nullptr, Kind::kHelp, nullptr, "print this help and exit"},
@@ -136,6 +138,11 @@ int parse_cli(int argc, char** argv, CliResult* out, std::string* why) {
           return usage_error(out, why, "option " + quoted(f->name) + " needs a file name");
         out->config_path = value;
         out->config_required = true;
+        break;
+      case Kind::kFuse:
+        if (value.empty() || value[0] != '/')
+          return usage_error(out, why, "option '--fuse' needs an absolute mount point");
+        out->fuse_mount = value;
         break;
       case Kind::kVerbose: verbosity = std::max(verbosity, 1); break;
       case Kind::kDebug: verbosity = 2; break;

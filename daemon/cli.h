@@ -32,11 +32,12 @@ struct CliResult {
   // start and on every SIGHUP re-read, so the command line always wins.
   std::vector<std::pair<std::string, std::string>> overrides;
   std::string text;  // kHelp: usage text; kVersion: "mtierd VERSION\n"
+  std::string fuse_mount;  // --fuse MOUNTPOINT: serve mtierfs there; "" = no
 };
 
 // Parses argv (argv[0] is skipped). Options: --config FILE, --check-config
 // [FILE], --socket PATH, --policy NAME, --policy-params "K=V ...",
-// --dram-bytes SIZE, -v/--verbose (log_level info), --debug (log_level
+// --dram-bytes SIZE, --fuse MOUNTPOINT (absolute), -v/--verbose (log_level info), --debug (log_level
 // debug; the more verbose of the two wins), -h/--help, --version. A value
 // may follow as the next argument or after '=' (--socket=/run/x.sock);
 // --check-config takes FILE only as a next argument that does not start

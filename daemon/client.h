@@ -17,6 +17,7 @@
 #include "ipc/segment.h"
 #include "ipc/wire.h"
 #include "page_moves.h"
+#include "pins.h"
 #include "policy/heat_model.h"
 
 namespace mtier::daemon {
@@ -48,6 +49,7 @@ struct Client {
   std::map<uint32_t, TableTrack> tracks;           // by table id: places and page moves
   uint64_t faults_at_rate = 0;                     // missing_faults at the last rate update
   double faults_per_s = 0;                         // over the last second
+  std::vector<Pin> pins;                           // PIN_SET, sorted by table and page
 
   bool is_runtime() const { return phase == Phase::kRegistered; }
   // "pid 1234 (python3)" for log lines.

@@ -12,6 +12,7 @@
 
 #include "ipc/channel.h"
 #include "log/log.h"
+#include "fuse_child.h"
 #include "sd_notify.h"
 #include "sys/unix_socket.h"
 
@@ -66,6 +67,7 @@ Server::Server(const DaemonConfig& cfg, CliResult cli)
       loaded_params_(cfg.policy_params) {}
 
 Server::~Server() {
+  if (fuse_pid_ > 0) stop_mtierfs(fuse_pid_, cli_.fuse_mount);
   close_all();
   for (int fd : {listen_fd_, epoll_fd_, signal_fd_, timer_fd_})
     if (fd >= 0) close(fd);
@@ -124,6 +126,15 @@ int Server::start(std::string* why) {
                    cfg_.dram_bytes ? (std::to_string(cfg_.dram_bytes >> 20) + " MiB").c_str()
                                    : "none (each process its own)",
                    static_cast<unsigned long long>(cfg_.migrate_rate >> 20));
+  if (!cli_.fuse_mount.empty()) {
+    if ((fuse_pid_ = start_mtierfs(cli_.fuse_mount, cfg_.socket, why)) < 0) {
+      rc = fuse_pid_;
+      fuse_pid_ = 0;
+      return rc;
+    }
+    MTIER_LOG_NOTICE("mtierfs (pid %d) serves %s", static_cast<int>(fuse_pid_),
+                     cli_.fuse_mount.c_str());
+  }
   return 0;
 }
 
@@ -162,6 +173,10 @@ int Server::run() {
       "stopping: %zu connection(s) closed; registered processes go on with "
       "their local policy",
       clients_.size());
+  if (fuse_pid_ > 0) {
+    stop_mtierfs(fuse_pid_, cli_.fuse_mount);
+    fuse_pid_ = 0;
+  }
   close_all();
   return 0;
 }
@@ -276,6 +291,14 @@ void Server::serve(Client& c) {
     case ipc::MsgType::kHeatRequest:
       if (expect(c.phase == Client::Phase::kHello && c.role == ipc::Role::kControl))
         on_heat(c, std::get<ipc::HeatRequest>(m.body));
+      break;
+    case ipc::MsgType::kBudgetSet:
+      if (expect(c.phase == Client::Phase::kHello && c.role == ipc::Role::kControl))
+        on_budget_set(c, std::get<ipc::BudgetSet>(m.body));
+      break;
+    case ipc::MsgType::kPinSet:
+      if (expect(c.phase == Client::Phase::kHello && c.role == ipc::Role::kControl))
+        on_pin_set(c, std::get<ipc::PinSet>(m.body));
       break;
     case ipc::MsgType::kBye:
       drop(c, "");

@@ -74,6 +74,12 @@ class Server {
   // Answers with status_json, halving the slices until the reply fits.
   void reply_status(Client& c, pid_t pid, unsigned buckets, unsigned window_ms);
   void on_heat(Client& c, const ipc::HeatRequest& m);
+  void on_budget_set(Client& c, const ipc::BudgetSet& m);
+  void on_pin_set(Client& c, const ipc::PinSet& m);
+  void reply(Client& c, int status, const std::string& message);
+  // Writes the hints of c's pins (pins.h) and appends the orders that bring
+  // pinned pages where their pins say, at most `limit` pages (0: no limit).
+  void apply_pins(Client& c, uint64_t limit, std::vector<ipc::Order>* out);
   // The status document's "tiers": DRAM, the slow memory tier and the
   // stores, node-wide.
   void write_tiers(json::Writer& j) const;
@@ -88,6 +94,7 @@ class Server {
   std::vector<HeatSourceInfo> detected_;
   const HeatSourceInfo* source_ = nullptr;  // in use, or nullptr
   Topology topology_;                        // the node's memory tiers, read at start
+  pid_t fuse_pid_ = 0;                       // mtierd --fuse: the mtierfs child, or 0
   uint32_t next_id_ = 1;
   uint32_t tick_ = 1;
   double since_cool_s_ = 0;

@@ -113,7 +113,15 @@ void write_table(json::Writer& j, const Client& c, const ipc::TableEntry& t, con
                           std::min(hi * extent_pages, t.pages))
                  .mark();
   }
-  j.end_array().str("place", place).end_object();
+  j.end_array().str("place", place).begin_array("pins");
+  for (const Pin& pin : c.pins)
+    if (pin.table_id == t.id)
+      j.begin_object()
+          .uint("first_page", pin.first_page)
+          .uint("pages", pin.pages)
+          .str("tier", pin_tier_name(pin.tier))
+          .end_object();
+  j.end_array().end_object();
 }
 
 void write_process(json::Writer& j, const Client& c, bool stale, const HeatShape& s) {

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <tuple>
 
+#include "fuse_child.h"
 #include "ipc/channel.h"
 #include "log/log.h"
 #include "server.h"
@@ -88,6 +89,7 @@ void Server::sync_directory(Client& c) {
     if (kept) continue;
     (void)c.heat->remove_table(static_cast<int>(old.id));
     c.tracks.erase(old.id);
+    (void)set_pin(&c.pins, old.id, 0, old.pages, nullptr);
   }
   for (const auto& t : tables)
     if (!c.heat->find(static_cast<int>(t.id)))
@@ -155,6 +157,12 @@ void Server::tick() {
   if (since_rate_s_ >= 1.0) {
     update_rates(since_rate_s_);
     since_rate_s_ = 0;
+    int status;
+    if (fuse_pid_ > 0 && mtierfs_exited(fuse_pid_, &status)) {
+      MTIER_LOG_WARN("mtierfs on %s exited with status %d; the daemon serves on without it",
+                     cli_.fuse_mount.c_str(), status);
+      fuse_pid_ = 0;
+    }
   }
 }
 
@@ -176,6 +184,49 @@ TableTrack& Server::track_places(Client& c, const ipc::TableEntry& t) {
   }
   track.primed = true;
   return track;
+}
+
+void Server::apply_pins(Client& c, uint64_t limit, std::vector<ipc::Order>* out) {
+  uint64_t left = limit ? limit : ~0ull;
+  for (const Pin& pin : c.pins) {
+    const ipc::TableEntry* t = nullptr;
+    for (const auto& e : c.tables)
+      if (e.id == pin.table_id) t = &e;
+    auto track = c.tracks.find(pin.table_id);
+    if (!t || track == c.tracks.end() || track->second.place.size() != t->pages) continue;
+    const std::vector<policy::Place>& place = track->second.place;
+    uint64_t end = std::min(pin.first_page + pin.pages, t->pages);
+    uint8_t hint = pin.tier == PinTier::kDram ? policy::kHintKeep : policy::kHintNone;
+    // Pages not where the pin wants them (untouched pages are left alone:
+    // there is nothing to move until the program touches them).
+    auto astray = [&](policy::Place p) {
+      switch (pin.tier) {
+        case PinTier::kDram: return p == policy::Place::kStore || p == policy::Place::kSlow;
+        case PinTier::kSlow: return p == policy::Place::kDram;
+        case PinTier::kStore: return p == policy::Place::kDram || p == policy::Place::kSlow;
+      }
+      return false;
+    };
+    ipc::Order o{};
+    o.table_id = pin.table_id;
+    o.op = static_cast<uint16_t>(pin.tier == PinTier::kDram ? ipc::OrderOp::kPrefetch
+                                                            : ipc::OrderOp::kEvict);
+    o.tier = pin.tier == PinTier::kSlow ? 1 : 0;
+    for (uint64_t p = pin.first_page; p < end; p++) {
+      c.segment->set_hint(t->first_page + p, hint);
+      bool move = left > 0 && astray(place[p]);
+      if (move && o.count > 0 && o.first_page + o.count == t->first_page + p &&
+          o.count < UINT32_MAX) {
+        o.count++;
+      } else if (move) {
+        if (o.count) out->push_back(o);
+        o.first_page = t->first_page + p;
+        o.count = 1;
+      }
+      if (move) left--;
+    }
+    if (o.count) out->push_back(o);
+  }
 }
 
 void Server::update_rates(double elapsed_s) {
@@ -276,6 +327,14 @@ void Server::plan_and_order(double tick_s) {
     uint64_t resident = pv.dram_resident_pages;
     evict_room[i] = resident > budget ? resident - budget : 0;
     fetch_room[i] = resident < low ? low - resident : 0;
+  }
+  // Pins come after the plan: their hints overwrite the policy's, and their
+  // orders go out whatever the room (the user asked for them).
+  std::vector<ipc::Order> pinned;
+  for (size_t i = 0; i < order.size(); i++) {
+    pinned.clear();
+    apply_pins(*order[i], node.migrate_pages_per_tick, &pinned);
+    for (const ipc::Order& o : pinned) push(i, o);
   }
   for (const policy::Move& m : plan.moves) {
     for (size_t i = 0; i < order.size(); i++) {

@@ -9,12 +9,12 @@
 namespace mtier::ipc {
 namespace {
 
-static_assert(std::variant_size_v<decltype(Message::body)> == 11);
-static_assert(std::is_same_v<std::variant_alternative_t<10, decltype(Message::body)>, HeatRequest>);
+static_assert(std::variant_size_v<decltype(Message::body)> == 13);
+static_assert(std::is_same_v<std::variant_alternative_t<12, decltype(Message::body)>, PinSet>);
 // The largest payload (REPLY) fits: encode's -EMSGSIZE is a guard only.
 static_assert(kHeaderBytes + 4 + 2 + kMaxReplyBytes <= kMaxMessageBytes);
 
-constexpr uint16_t kMaxType = static_cast<uint16_t>(MsgType::kHeatRequest);
+constexpr uint16_t kMaxType = static_cast<uint16_t>(MsgType::kPinSet);
 
 void set_why(std::string* why, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 void set_why(std::string* why, const char* fmt, ...) {
@@ -168,6 +168,14 @@ bool fields(V& v, M& m) {
     return v.u32(m.pid, "pid") && v.u32(m.buckets, "buckets") &&
            v.check(m.buckets >= 1 && m.buckets <= kMaxHeatBuckets, "buckets") &&
            v.u32(m.window_ms, "window_ms") && v.end();
+  } else if constexpr (std::is_same_v<T, BudgetSet>) {
+    return v.u32(m.tier, "tier") && v.check(m.tier <= 1, "tier") && v.u64(m.bytes, "bytes") &&
+           v.end();
+  } else if constexpr (std::is_same_v<T, PinSet>) {
+    return v.u32(m.pid, "pid") && v.u32(m.table_id, "table_id") &&
+           v.u64(m.first_page, "first_page") && v.u64(m.pages, "pages") &&
+           v.check(m.pages >= 1, "pages") && v.u32(m.tier, "tier") &&
+           v.check(m.tier <= kPinStore || m.tier == kUnpin, "tier") && v.end();
   } else {
     static_assert(std::is_same_v<T, Bye>);
     return v.end();
@@ -200,6 +208,8 @@ const char* msg_type_name(MsgType t) {
     case MsgType::kStatusRequest: return "STATUS_REQUEST";
     case MsgType::kBye: return "BYE";
     case MsgType::kHeatRequest: return "HEAT_REQUEST";
+    case MsgType::kBudgetSet: return "BUDGET_SET";
+    case MsgType::kPinSet: return "PIN_SET";
   }
   return "UNKNOWN";
 }
@@ -212,6 +222,8 @@ bool sent_by_client(MsgType t) {
     case MsgType::kPolicySet:
     case MsgType::kStatusRequest:
     case MsgType::kHeatRequest:
+    case MsgType::kBudgetSet:
+    case MsgType::kPinSet:
     case MsgType::kBye:
       return true;
     default:

@@ -51,6 +51,8 @@ enum class MsgType : uint16_t {
   kStatusRequest = 9,
   kBye = 10,
   kHeatRequest = 11,
+  kBudgetSet = 12,
+  kPinSet = 13,
 };
 
 enum class Role : uint32_t { kRuntime = 1, kControl = 2 };
@@ -121,11 +123,32 @@ struct HeatRequest {
   uint32_t window_ms = 0;  // an extent sampled this recently counts as active
   bool operator==(const HeatRequest&) const = default;
 };
+// control -> daemon: the node budget of a memory tier (mtierfs'
+// tiers/<name>/budget). Root or the daemon's user only.
+struct BudgetSet {
+  uint32_t tier = 0;   // 0 DRAM, 1 the slow memory tier
+  uint64_t bytes = 0;  // 0 = no node budget (each process keeps its own)
+  bool operator==(const BudgetSet&) const = default;
+};
+// Tiers a pin may name.
+inline constexpr uint32_t kPinDram = 0, kPinSlow = 1, kPinStore = 2;
+inline constexpr uint32_t kUnpin = 0xffffffffu;
+// control -> daemon: keep pages [first_page, first_page + pages) of a
+// process's table in a tier (mtierfs' .../pin), or drop the pins of that
+// range (kUnpin). Root, or the process's own user.
+struct PinSet {
+  uint32_t pid = 0;
+  uint32_t table_id = 0;
+  uint64_t first_page = 0;  // within the table
+  uint64_t pages = 0;       // >= 1
+  uint32_t tier = 0;        // kPinDram, kPinSlow, kPinStore or kUnpin
+  bool operator==(const PinSet&) const = default;
+};
 
 // The alternatives are in MsgType order: index i holds type i + 1.
 struct Message {
   std::variant<Hello, Register, Welcome, Error, Orders, Tables, PolicySet, Reply,
-               StatusRequest, Bye, HeatRequest>
+               StatusRequest, Bye, HeatRequest, BudgetSet, PinSet>
       body;
   MsgType type() const { return static_cast<MsgType>(body.index() + 1); }
   bool operator==(const Message&) const = default;

@@ -61,6 +61,11 @@ std::vector<Message> samples() {
       {Bye{}},
       {HeatRequest{0, 1, 0}},
       {HeatRequest{0xffffffffu, kMaxHeatBuckets, 0xffffffffu}},
+      {BudgetSet{0, 0}},
+      {BudgetSet{1, ~0ull}},
+      {PinSet{1, 2, 0, 1, kPinDram}},
+      {PinSet{0xffffffffu, 0xffffffffu, ~0ull, ~0ull, kUnpin}},
+      {PinSet{7, 1, 5, 10, kPinStore}},
   };
 }
 
@@ -88,7 +93,7 @@ void put16(Bytes* b, size_t off, uint16_t v) {
 void fix_len(Bytes* b) { put32(b, 8, static_cast<uint32_t>(b->size() - kHeaderBytes)); }
 
 TEST(Wire, EveryTypeRoundTripsAtItsLimits) {
-  std::vector<bool> seen(12, false);
+  std::vector<bool> seen(14, false);
   for (const Message& m : samples()) {
     Bytes b = enc(m);
     Message back;
@@ -99,7 +104,7 @@ TEST(Wire, EveryTypeRoundTripsAtItsLimits) {
     EXPECT_TRUE(why.empty());
     seen[static_cast<size_t>(m.type())] = true;
   }
-  for (int t = 1; t <= 11; t++) EXPECT_TRUE(seen[t]) << t;
+  for (int t = 1; t <= 13; t++) EXPECT_TRUE(seen[t]) << t;
 }
 
 TEST(Wire, HeaderBytesAreLittleEndianAsDocumented) {
@@ -122,9 +127,11 @@ TEST(Wire, NamesAndDirections) {
   EXPECT_STREQ(msg_type_name(MsgType::kPolicySet), "POLICY_SET");
   EXPECT_STREQ(msg_type_name(MsgType::kStatusRequest), "STATUS_REQUEST");
   EXPECT_STREQ(msg_type_name(MsgType::kHeatRequest), "HEAT_REQUEST");
+  EXPECT_STREQ(msg_type_name(MsgType::kPinSet), "PIN_SET");
   EXPECT_STREQ(msg_type_name(static_cast<MsgType>(99)), "UNKNOWN");
   for (MsgType t : {MsgType::kHello, MsgType::kRegister, MsgType::kTables, MsgType::kPolicySet,
-                    MsgType::kStatusRequest, MsgType::kHeatRequest})
+                    MsgType::kStatusRequest, MsgType::kHeatRequest, MsgType::kBudgetSet,
+                    MsgType::kPinSet})
     EXPECT_TRUE(sent_by_client(t) && !sent_by_daemon(t)) << msg_type_name(t);
   for (MsgType t : {MsgType::kWelcome, MsgType::kError, MsgType::kOrders, MsgType::kReply})
     EXPECT_TRUE(sent_by_daemon(t) && !sent_by_client(t)) << msg_type_name(t);
@@ -157,6 +164,9 @@ TEST(Wire, EncodeRefusesFieldsOutsideTheirLimits) {
       {Reply{0, std::string(kMaxReplyBytes + 1, 'r')}},
       {HeatRequest{0, 0, 100}},
       {HeatRequest{0, kMaxHeatBuckets + 1, 100}},
+      {BudgetSet{2, 4096}},
+      {PinSet{1, 1, 0, 0, kPinDram}},
+      {PinSet{1, 1, 0, 1, 3}},
   };
   for (const Message& m : bad) {
     Bytes b = {1, 2, 3};
@@ -199,7 +209,7 @@ TEST(Wire, HeaderRejections) {
     EXPECT_EQ(dec(b, &why), -EBADMSG) << len;
     EXPECT_NE(why.find("payload_len"), std::string::npos) << why;
   }
-  for (uint16_t t : {0, 12, 99, 0xffff}) {
+  for (uint16_t t : {0, 14, 99, 0xffff}) {
     b = good;
     put16(&b, 6, t);
     EXPECT_EQ(dec(b, &why), -ENOMSG) << t;

@@ -4,6 +4,7 @@
 #include <cerrno>
 
 #include "report.h"
+#include "heat_ramp.h"
 #include "report_internal.h"
 #include "util/json.h"
 
@@ -19,26 +20,6 @@ constexpr size_t kMaxTextRows = 32;
 // Charts: more cells than pixels only blur, and cost memory per cell.
 constexpr size_t kMaxChartCols = 600;
 constexpr size_t kMaxChartRows = 512;
-
-// The ramp, level rule and xterm-256 colours of `mtier heat`
-// (tools/heatmap_text.h): kept in step by hand, since this library does
-// not link the tool's sources.
-constexpr int kSteps = 10;
-constexpr char kRamp[] = " .:-=+*#%@";
-constexpr int kColors[kSteps] = {17, 19, 27, 33, 44, 118, 226, 214, 202, 196};
-
-// 0 for no heat, else 1..kSteps-1 in proportion to max, so any heat at all
-// shows as at least '.', and only the top ninth of max as '@'.
-int level(double v, double max) {
-  if (!(max > 0) || !(v > 0)) return 0;
-  double l = 1 + (kSteps - 1) * (v / max);
-  return l >= kSteps - 1 ? kSteps - 1 : static_cast<int>(l);
-}
-
-std::string glyph(int l, bool color) {
-  if (!color) return std::string(1, kRamp[l]);
-  return strf("\033[48;5;%dm%c\033[0m", kColors[l], kRamp[l]);
-}
 
 // The snapshots of column c of `cols`: [first, last).
 std::pair<size_t, size_t> column(size_t snaps, size_t cols, size_t c) {
@@ -136,7 +117,7 @@ std::string heatmap_text(const Selection& s, const ReportOptions& o) {
       out += std::string(w - labels[r].size(), ' ') + labels[r] + " |";
       for (size_t c = 0; c < cols; c++) {
         double v = b.density[r * cols + c];
-        out += v < 0 ? std::string(" ") : glyph(level(v, max), o.color);
+        out += v < 0 ? std::string(" ") : heat_glyph(heat_level(v, max), o.color);
       }
       out += "|\n";
     }
@@ -144,7 +125,7 @@ std::string heatmap_text(const Selection& s, const ReportOptions& o) {
     out += time_axis(s, cols, w + 2) + "\n\n";
   }
   out += "heat (samples per MiB): 0 [";
-  for (int l = 0; l < kSteps; l++) out += glyph(l, o.color);
+  for (int l = 0; l < kHeatSteps; l++) out += heat_glyph(l, o.color);
   out += strf("] %.4g", max);
   if (cols < snaps)
     out += strf("; a column is the mean of up to %zu snapshots", (snaps + cols - 1) / cols);
