@@ -2,12 +2,17 @@
 // in code: two tables over six snapshots ten seconds apart, a hot top slice
 // in table emb_a, a snapshot whose heat map the daemon halved, page moves
 // growing and then a daemon restart that sends the counters back to zero.
-// Every report's text, JSON and CSV is compared exactly with output worked
-// out by hand (the arithmetic is in the comments); then the choices of
+// The recording is written to a file with RecordingWriter and read back
+// with read_recording, as `mtier record` and `mtier report` do. Every
+// report's text, JSON and CSV is compared exactly with output worked out by
+// hand (the arithmetic is in the comments); then the choices of
 // --pid and --table, the errors, and the charts' structs.
 #include "report.h"
 
 #include <gtest/gtest.h>
+
+#include <stdlib.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -58,7 +63,28 @@ void places(TableSnap* t, uint64_t dram, uint64_t slow, uint64_t store) {
 // emb_b (id 1, 2 MiB = 512 pages, 4 slices of 0.5 MiB): heat 1 1 1 1 (4) at
 //   every snapshot, active 1 MiB at snapshots 0, 2, 4 (else 0), all 512
 //   pages in DRAM, new>dram 512 at snapshots 0-3 and 0 after the restart.
-Recording sample() {
+// r written to a recording file and read back (the file removed).
+Recording through_file(const Recording& r) {
+  char dir[] = "/tmp/report_test.XXXXXX";
+  EXPECT_NE(mkdtemp(dir), nullptr);
+  std::string path = std::string(dir) + "/r.rec", why;
+  {
+    RecordingWriter w;
+    EXPECT_EQ(w.open(path, false, r.sessions.at(0), &why), 0) << why;
+    for (const Snapshot& s : r.snapshots) EXPECT_EQ(w.write(s, &why), 0) << why;
+  }
+  Recording back;
+  EXPECT_EQ(read_recording(path, &back, &why), 0) << why;
+  EXPECT_FALSE(back.truncated);
+  unlink(path.c_str());
+  rmdir(dir);
+  return back;
+}
+
+Recording in_memory_sample();
+Recording sample() { return through_file(in_memory_sample()); }
+
+Recording in_memory_sample() {
   Recording r;
   r.sessions.push_back(SessionInfo{});
   const std::vector<std::vector<float>> maps = {{0, 0, 1, 8}, {0, 1, 0, 16}, {1, 0, 0, 24},
@@ -94,7 +120,7 @@ Recording sample() {
 // sample() and a second process, pid 200 "server", with one table also
 // named emb_a (1 MiB, one slice of heat 4, active 1 MiB) at snapshots 2-5.
 Recording two_processes() {
-  Recording r = sample();
+  Recording r = in_memory_sample();
   for (int i = 2; i < 6; i++) {
     ProcessSnap p;
     p.pid = 200;
@@ -105,7 +131,7 @@ Recording two_processes() {
     p.tables.push_back(t);
     r.snapshots[i].procs.push_back(p);
   }
-  return r;
+  return through_file(r);
 }
 
 struct Output {
