@@ -148,14 +148,17 @@ say "modules: ${MOD_ORDER[*]}"
 # The benchmark suite's unit tests (workload, oracle, plot, kernel_env: pure
 # computation, or the host's cgroup and swap set-up) and the daemon's pure
 # ones (wire protocol and its fuzz test, perf record parsing, rate control,
-# attribution, policies, config) have nothing to gain from the emulated
-# hardware and would only slow the run under TCG.
+# attribution, policies, config, pins) and the tool's (recordings, reports,
+# charts, the heat view, mtierfs' tree) have nothing to gain from the
+# emulated hardware and would only slow the run under TCG.
 if [ $# -eq 0 ]; then
   set --
   for t in "$BUILD_DIR"/tests/unit/*_test "$BUILD_DIR"/tests/integration/torture; do
     case ${t##*/} in
       workload_test | oracle_test | plot_test | kernel_env_test | ipc_wire_test | perf_test | \
-        rate_control_test | address_map_test | policy_test | daemon_config_test) continue ;;
+        rate_control_test | address_map_test | policy_test | daemon_config_test | \
+        daemon_pins_test | recording_test | report_test | heatmap_chart_test | heat_view_test | \
+        fs_tree_test) continue ;;
     esac
     set -- "$@" "$t"
   done
