@@ -42,6 +42,17 @@ int set_pin(std::vector<Pin>* pins, uint32_t table_id, uint64_t first, uint64_t 
   return 0;
 }
 
+bool against_pins(const std::vector<Pin>& pins, uint32_t table_id, uint64_t first,
+                  uint64_t pages, bool into_dram) {
+  for (const Pin& p : pins) {
+    if (p.table_id != table_id || p.first_page >= first + pages ||
+        p.first_page + p.pages <= first)
+      continue;
+    if (into_dram != (p.tier == PinTier::kDram)) return true;
+  }
+  return false;
+}
+
 void drop_pins_except(std::vector<Pin>* pins, const std::vector<uint32_t>& live) {
   std::erase_if(*pins, [&](const Pin& p) {
     return std::find(live.begin(), live.end(), p.table_id) == live.end();

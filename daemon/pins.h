@@ -32,6 +32,12 @@ inline constexpr size_t kMaxPins = 1024;
 [[nodiscard]] int set_pin(std::vector<Pin>* pins, uint32_t table_id, uint64_t first, uint64_t pages,
                           const PinTier* tier);
 
+// Whether a policy move of pages [first, first + pages) of table_id into
+// DRAM (`into_dram`) or out of it would go against a pin: into DRAM over a
+// slow or store pin, out of DRAM over a DRAM pin. Pins win over the policy.
+bool against_pins(const std::vector<Pin>& pins, uint32_t table_id, uint64_t first,
+                  uint64_t pages, bool into_dram);
+
 // Drops the pins of tables not in `live` (freed tables).
 void drop_pins_except(std::vector<Pin>* pins, const std::vector<uint32_t>& live);
 

@@ -340,6 +340,9 @@ void Server::plan_and_order(double tick_s) {
     for (size_t i = 0; i < order.size(); i++) {
       if (order[i]->id != m.client) continue;
       bool out = m.op == policy::Move::kEvict || m.op == policy::Move::kDemote;
+      if (against_pins(order[i]->pins, static_cast<uint32_t>(m.table_id), m.first_page, m.count,
+                       !out))
+        continue;
       uint64_t& room = out ? evict_room[i] : fetch_room[i];
       policy::Move cut = m;
       cut.count = static_cast<uint32_t>(std::min<uint64_t>(m.count, room));

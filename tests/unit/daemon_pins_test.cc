@@ -37,6 +37,19 @@ TEST(Pins, SetSplitReplaceUnpin) {
   EXPECT_STREQ(pin_tier_name(kS), "store");
 }
 
+TEST(Pins, PolicyMovesAgainstPins) {
+  std::vector<Pin> pins;
+  ASSERT_EQ(set_pin(&pins, 1, 10, 10, &kS), 0);
+  ASSERT_EQ(set_pin(&pins, 1, 30, 10, &kD), 0);
+  EXPECT_TRUE(against_pins(pins, 1, 15, 1, true));    // a fetch into a store pin
+  EXPECT_TRUE(against_pins(pins, 1, 0, 11, true));    // overlapping its first page
+  EXPECT_FALSE(against_pins(pins, 1, 0, 10, true));   // just before it
+  EXPECT_FALSE(against_pins(pins, 1, 15, 1, false));  // an eviction agrees with it
+  EXPECT_TRUE(against_pins(pins, 1, 39, 5, false));   // an eviction of a DRAM pin
+  EXPECT_FALSE(against_pins(pins, 1, 39, 5, true));
+  EXPECT_FALSE(against_pins(pins, 2, 15, 1, true));   // another table
+}
+
 TEST(Pins, AtMostMaxPinsAndNothingChangesWhenRefused) {
   std::vector<Pin> pins;
   for (size_t i = 0; i < kMaxPins; i++) ASSERT_EQ(set_pin(&pins, 1, 2 * i, 1, &kD), 0);
