@@ -238,11 +238,14 @@ void DaemonLink::apply(const ipc::Order& o) {
     case ipc::OrderOp::kPrefetch:
       rc = engine_.prefetch_range(id, page, o.count);
       break;
-    case ipc::OrderOp::kMove:
-      // Down to the slow tier is an eviction that stops there; promotion
-      // back to DRAM is not carried out yet (counted as refused).
-      rc = o.tier == 1 ? engine_.evict_range(id, page, o.count, true) : -EOPNOTSUPP;
+    case ipc::OrderOp::kMove: {
+      // Down to the slow tier is an eviction that stops there; up to DRAM
+      // a promotion (as many as DRAM's high watermark leaves room for).
+      long moved = o.tier == 1 ? engine_.evict_range(id, page, o.count, true)
+                               : engine_.promote_range(id, page, o.count);
+      rc = moved < 0 ? static_cast<int>(moved) : 0;
       break;
+    }
     case ipc::OrderOp::kSetBudget:
       if (o.tier <= 1 && o.table_id == 0) {
         engine_.set_budget_pages(o.tier, o.first_page);  // 0: the configured one

@@ -121,7 +121,7 @@ int Engine::table_stats(int id, TableStats* out) {
                     static_cast<uint64_t>(c.slow_pages.load()), 0,
                     r(c.missing_faults), r(c.minor_faults), r(c.wp_faults), r(c.zero_fills),
                     r(c.fetches), r(c.prefetches), r(c.evictions), r(c.writebacks),
-                    r(c.evict_cancels), r(c.errors), r(c.demotions), 0};
+                    r(c.evict_cancels), r(c.errors), r(c.demotions), r(c.promotions), 0};
   for (uint64_t p = 0; p < t->pages; p++) {
     uint64_t v = t->words[p].load(std::memory_order_relaxed);
     out->stored_pages += PageWord::has_slot(v);

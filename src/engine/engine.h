@@ -24,7 +24,7 @@ struct TableStats {
   uint64_t slow_pages;      // of which on the slow memory tier
   uint64_t stored_pages;    // holding a store slot
   uint64_t missing_faults, minor_faults, wp_faults, zero_fills, fetches, prefetches;
-  uint64_t evictions, writebacks, evict_cancels, errors, demotions;
+  uint64_t evictions, writebacks, evict_cancels, errors, demotions, promotions;
   uint64_t heat;            // sum of page heat
 };
 
@@ -84,6 +84,11 @@ class Engine {
   [[nodiscard]] int table_first_page(int table_id, uint64_t* first);
   // Queues the range's store-held pages for fetching while DRAM has room.
   [[nodiscard]] int prefetch_range(int table_id, uint64_t first, uint64_t count);
+  // Moves the pages of [first, first+count) of table `table_id` that are in
+  // the slow memory tier back to DRAM, while DRAM is below its high
+  // watermark (a daemon's promotion order). Returns the pages moved, or
+  // -ENOENT (no such table).
+  [[nodiscard]] long promote_range(int table_id, uint64_t first, uint64_t count);
   // A budget in pages for tier 0 (DRAM) or 1 (slow memory) assigned from
   // outside, at most the configured one; 0 restores the configured budget.
   void set_budget_pages(int tier, uint64_t pages);

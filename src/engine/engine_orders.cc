@@ -21,6 +21,10 @@ int Engine::table_first_page(int table_id, uint64_t* first) {
   return 0;
 }
 
+long Engine::promote_range(int table_id, uint64_t first, uint64_t count) {
+  return evictor_->promote_range(table_id, first, count);
+}
+
 int Engine::prefetch_range(int table_id, uint64_t first, uint64_t count) {
   return handler_->request_prefetch(table_id, first, count);
 }

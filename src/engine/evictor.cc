@@ -330,25 +330,69 @@ uint64_t Evictor::demote_or_evict(const std::vector<PageRef>& victims, int* err,
 // refuses shared pages. Only the evictor changes tiers or punches, and the
 // registry is held shared, so the pages stay resident throughout.
 // Returns the pages that did not move.
-std::vector<PageRef> Evictor::demote(const std::vector<PageRef>& pages) {
-  std::vector<PageRef> failed;
+template <typename F>
+void Evictor::move_runs(const std::vector<PageRef>& pages, int node, bool zap_view, F moved) {
   std::vector<const void*> addrs;
   std::vector<int> nodes, status;
   for_each_run(pages, [&](size_t i, size_t j) {
     size_t n = j - i;
     char* alias = core_.alias_of(pages[i].table, pages[i].page);
+    if (zap_view)
+      (void)sys::zap(core_.region->base() + core_.region_offset(pages[i].table, pages[i].page),
+                     n * 4096);
     addrs.resize(n);
     for (size_t k = 0; k < n; k++) addrs[k] = alias + k * 4096;
-    nodes.assign(n, core_.opts.slow_node);
+    nodes.assign(n, node);
     status.assign(n, -1);
     long rc = sys::populate_read(alias, n * 4096);
-    if (rc == 0) rc = sys::move_pages(0, n, addrs.data(), nodes.data(), status.data(),
-                                        MPOL_MF_MOVE);
+    if (rc == 0)
+      rc = sys::move_pages(0, n, addrs.data(), nodes.data(), status.data(), MPOL_MF_MOVE);
     (void)sys::zap(alias, n * 4096);
-    for (size_t k = 0; k < n; k++) account_demotion(pages[i + k], rc >= 0 ? status[k] : -1, &failed);
+    for (size_t k = 0; k < n; k++) moved(pages[i + k], rc >= 0 ? status[k] : -1);
   });
+}
+
+std::vector<PageRef> Evictor::demote(const std::vector<PageRef>& pages) {
+  std::vector<PageRef> failed;
+  move_runs(pages, core_.opts.slow_node, false,
+            [&](const PageRef& v, int node) { account_demotion(v, node, &failed); });
   core_.counters.demote_failures.fetch_add(failed.size(), std::memory_order_relaxed);
   return failed;
+}
+
+// A slow page may be mapped in the trainer's view (a MINOR fault since its
+// demotion mapped it): that view is zapped first, so the alias is the only
+// mapping and MPOL_MF_MOVE moves it. An access racing the move maps the page
+// again; move_pages then leaves it where it is, and it stays slow.
+long Evictor::promote_range(int table_id, uint64_t first, uint64_t count) {
+  std::lock_guard<std::mutex> pass(pass_mu_);
+  std::shared_lock<std::shared_mutex> tables(core_.tables.mutex());
+  Table* t = core_.tables.by_id(table_id);
+  if (!t) return -ENOENT;
+  int64_t room = static_cast<int64_t>(core_.residency.high_pages()) - core_.residency.resident();
+  std::vector<PageRef> pages;
+  uint64_t end = first + std::min(count, t->pages);
+  end = std::min(t->pages, end);
+  for (uint64_t p = first; p < end && static_cast<int64_t>(pages.size()) < room; p++) {
+    uint64_t w = core_.word(t, p).load();
+    if (PageWord::resident(w) && PageWord::slow(w)) pages.push_back({t, p});
+  }
+  int dram = core_.opts.dram_node >= 0 ? core_.opts.dram_node : 0;
+  long moved = 0, failed = 0;
+  move_runs(pages, dram, true, [&](const PageRef& v, int node) {
+    if (node != dram) {
+      failed++;
+      return;
+    }
+    set_slow(core_.word(v.table, v.page), false);
+    core_.slow.sub(1);
+    core_.residency.add(1);
+    v.table->counters.promotions.fetch_add(1, std::memory_order_relaxed);
+    v.table->counters.slow_pages.fetch_sub(1, std::memory_order_relaxed);
+    moved++;
+  });
+  core_.counters.demote_failures.fetch_add(failed, std::memory_order_relaxed);
+  return moved;
 }
 
 void Evictor::account_demotion(const PageRef& v, int node, std::vector<PageRef>* failed) {

@@ -37,6 +37,12 @@ class Evictor {
   // order); else every resident page goes to a store (evict_table).
   // -ENOENT: no such table (looked up under the registry lock).
   [[nodiscard]] int evict_range(int table_id, uint64_t first, uint64_t count, bool dram_only);
+  // The pages of [first, first+count) of table `table_id` (clipped) that are
+  // in the slow memory tier, moved back to DRAM (dram_node; node 0 when it
+  // is -1) by move_pages, as many as fit below DRAM's high watermark.
+  // Returns the pages moved (those move_pages did not move stay where they
+  // are, counted in demote_failures), or -ENOENT: no such table.
+  [[nodiscard]] long promote_range(int table_id, uint64_t first, uint64_t count);
 
  private:
   void run();
@@ -54,6 +60,11 @@ class Evictor {
   uint64_t demote_or_evict(const std::vector<PageRef>& victims, int* err, bool force = false);
   std::vector<PageRef> demote(const std::vector<PageRef>& pages);
   void account_demotion(const PageRef& v, int node, std::vector<PageRef>* failed);
+  // move_pages of runs of pages to `node` through the alias (the trainer's
+  // view zapped first, so the alias is the only mapping); calls
+  // moved(page, node_or_negative_errno) for each page.
+  template <typename F>
+  void move_runs(const std::vector<PageRef>& pages, int node, bool zap_view, F moved);
   void write_back(unsigned store, std::vector<PageRef>& group, int* err, uint64_t* freed);
 
   Core& core_;

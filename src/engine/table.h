@@ -22,6 +22,7 @@ struct TableCounters {
   std::atomic<uint64_t> evict_cancels{0};    // writes that raced an eviction
   std::atomic<uint64_t> errors{0};           // store errors that hit this table
   std::atomic<uint64_t> demotions{0};        // pages moved DRAM -> slow memory tier
+  std::atomic<uint64_t> promotions{0};       // pages moved slow memory tier -> DRAM
   std::atomic<int64_t> resident_pages{0};    // CLEAN + DIRTY + EVICTING, any memory tier
   std::atomic<int64_t> slow_pages{0};        // of which on the slow memory tier
 };

@@ -433,6 +433,65 @@ TEST_F(EngineTest, SlowMemoryTierTakesColdPagesBeforeTheStore) {
   EXPECT_NE(engine_->describe().find("slow memory node"), std::string::npos);
 }
 
+// A daemon's promotion order: pages demoted to the slow tier come back to
+// DRAM (dram_node) by move_pages, only as many as DRAM's high watermark has
+// room for, with the accounting of both tiers moved and every byte intact.
+// In the QEMU machine the slow node is a real CPU-less node and each page's
+// node is checked on both sides of the move.
+TEST_F(EngineTest, PromotionBringsSlowPagesBackToDram) {
+  sys::NodeMask allowed;
+  ASSERT_EQ(sys::mems_allowed(&allowed), 0);
+  int slow = 0;
+  for (int n = 0; n < sys::NodeMask::kMaxNodes; n++)
+    if (allowed.test(n)) slow = n;
+  opts_.dram_bytes = 4ull << 20;  // 1024 pages, high watermark at 95%
+  opts_.dram_node = 0;
+  opts_.slow_node = slow;
+  opts_.slow_bytes = 4ull << 20;
+  start();
+  int id;
+  const uint64_t pages = 512;
+  char* t = table("promoted", pages * kPage, &id);
+  for (uint64_t p = 0; p < pages; p++) fill_page(t + p * kPage, pattern(id, p, 21));
+  // Down: the whole table to the slow tier, as a daemon's demotion does.
+  ASSERT_EQ(engine_->evict_range(id, 0, pages, true), 0);
+  TableStats s;
+  ASSERT_EQ(engine_->table_stats(id, &s), 0);
+  ASSERT_EQ(s.slow_pages, pages) << "the demotion did not take every page";
+  for (uint64_t p = 0; p < pages; p += 64) EXPECT_EQ(engine_->page_node(t + p * kPage), slow);
+  // Touch a few, so that some slow pages are mapped in the trainer's view.
+  for (uint64_t p = 0; p < pages; p += 8) ASSERT_TRUE(check_page(t + p * kPage, pattern(id, p, 21)));
+  // Up: half the table, then the unknown table.
+  EngineStats before = engine_->stats();
+  EXPECT_EQ(engine_->promote_range(id, 0, pages / 2), static_cast<long>(pages / 2));
+  EXPECT_EQ(engine_->promote_range(id + 1000, 0, 1), -ENOENT);
+  ASSERT_EQ(engine_->table_stats(id, &s), 0);
+  EXPECT_EQ(s.promotions, pages / 2);
+  EXPECT_EQ(s.slow_pages, pages / 2);
+  EngineStats after = engine_->stats();
+  EXPECT_EQ(after.resident_bytes, before.resident_bytes + pages / 2 * kPage);
+  EXPECT_EQ(after.slow_resident_bytes, before.slow_resident_bytes - pages / 2 * kPage);
+  std::vector<ExtentInfo> map;
+  ASSERT_EQ(engine_->table_map(id, pages, &map), static_cast<int>(pages));
+  for (uint64_t p = 0; p < pages; p++) {
+    EXPECT_EQ(map[p].slow_pages, p < pages / 2 ? 0u : 1u) << "page " << p;
+    int node = engine_->page_node(t + p * kPage);
+    EXPECT_EQ(node, p < pages / 2 ? 0 : slow) << "page " << p;
+  }
+  for (uint64_t p = 0; p < pages; p++)
+    ASSERT_TRUE(check_page(t + p * kPage, pattern(id, p, 21))) << "page " << p;
+  // No room above the high watermark: fill DRAM, then nothing moves up.
+  int id2;
+  char* t2 = table("filler", 1024 * kPage, &id2);
+  for (uint64_t p = 0; p < 1024; p++) fill_page(t2 + p * kPage, pattern(id2, p, 3));
+  EngineStats full = engine_->stats();
+  long moved = engine_->promote_range(id, pages / 2, pages / 2);
+  ASSERT_GE(moved, 0);
+  EXPECT_LE(full.resident_bytes + moved * kPage, opts_.dram_bytes * 95 / 100 + kPage);
+  for (uint64_t p = 0; p < pages; p++)
+    ASSERT_TRUE(check_page(t + p * kPage, pattern(id, p, 21))) << "page " << p;
+}
+
 TEST_F(EngineTest, SlowTierNeedsNodeAndBudgetTogether) {
   opts_.slow_bytes = 4ull << 20;
   int err = 0;
