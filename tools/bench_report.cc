@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "config/options.h"
+#include "util/json.h"
 
 namespace mtier::tools::bench {
 namespace {
@@ -192,20 +193,8 @@ void print_text(FILE* out, const BenchReport& r) {
 namespace mtier::tools::bench {
 namespace {
 
-// A JSON string literal (quotes, backslashes and control bytes escaped).
-std::string jstr(const std::string& v) {
-  std::string out = "\"";
-  for (unsigned char ch : v) {
-    char buf[8];
-    if (ch == '"' || ch == '\\') out += '\\';
-    if (ch < 0x20)
-      snprintf(buf, sizeof buf, "\\u%04x", ch);
-    else
-      snprintf(buf, sizeof buf, "%c", ch);
-    out += buf;
-  }
-  return out + "\"";
-}
+// A JSON string literal (the shared writer's escaping, valid UTF-8).
+std::string jstr(const std::string& v) { return json::quote(v); }
 
 // A JSON number; null when it was not measured.
 std::string jnum(double v) { return std::isfinite(v) ? num(v, "%.6g") : "null"; }

@@ -5,6 +5,7 @@
 
 #include "bench_suite.h"
 #include "line_chart.h"
+#include "util/json.h"
 
 namespace mtier::tools::suite {
 namespace {
@@ -38,18 +39,8 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
-std::string json_str(const std::string& s) {
-  std::string o = "\"";
-  for (char ch : s) {
-    if (ch == '"' || ch == '\\') o += '\\';
-    if (static_cast<unsigned char>(ch) < 0x20) {
-      o += fmt("\\u%04x", static_cast<unsigned char>(ch));
-      continue;
-    }
-    o += ch;
-  }
-  return o + "\"";
-}
+// A JSON string literal (the shared writer's escaping, valid UTF-8).
+std::string json_str(const std::string& s) { return json::quote(s); }
 
 std::string hex64(uint64_t v) {
   char buf[20];
