@@ -1,0 +1,185 @@
+// mtierfs' file contents (all but `stats`, see prometheus.cc), from the
+// status document. The formats are mtierfs(8)'s; one value or one
+// "key value" pair a line, so that `cat`, `read` and `awk` take them apart.
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include "fs_tree.h"
+
+namespace mtier::fs {
+namespace {
+
+using json::Value;
+
+// Pages as bytes; the document's page counts are exact doubles.
+std::string page_bytes(const Value& v) { return number_text(v.n * kPageBytes); }
+
+// Sums a table's moves_per_s over the kinds that bring a page into memory
+// (the pages faulted in, as `mtier status` counts them).
+double faults_per_s(const Value& t) {
+  double sum = 0;
+  for (const char* k : {"new>dram", "new>slow", "store>dram", "store>slow"})
+    sum += t["moves_per_s"].num(k);
+  return sum;
+}
+
+const char* pin_tier_name(const Value& pin) {
+  const std::string& s = pin.str("tier");
+  for (const char* name : kTierNames)
+    if (s == name) return name;
+  return "?";
+}
+
+// "dram 0 512\n" per pin; a missing `pins` key (a daemon without pins) is
+// no pins.
+std::string pin_lines(const Value& t, const char* prefix) {
+  std::string out;
+  for (const Value& p : t["pins"].items)
+    out += prefix + std::string(pin_tier_name(p)) + " " + number_text(p["first_page"]) + " " +
+           number_text(p["pages"]) + "\n";
+  return out;
+}
+
+// Pages per heat extent for the slices of `t` in a document whose daemon
+// object is `d`. The document does not say it for sure: a table key
+// `extent_pages` or a daemon key `heat_granularity` wins when a daemon
+// sends one; otherwise, with fewer slices than the document's
+// heat_buckets, each slice is one extent (the daemon never cuts an extent)
+// and the smallest extent size that gives that many extents is taken;
+// otherwise mtierd's default, one page. With one-page extents (the default)
+// every slice boundary is exact.
+uint64_t extent_pages(const Value& t, const Value& d, uint64_t pages, size_t slices) {
+  for (const Value* v : {&t["extent_pages"], &d["heat_granularity"]})
+    if (v->kind == Value::Kind::kNumber && v->n >= 1) return static_cast<uint64_t>(v->n);
+  if (slices < d.num("heat_buckets")) return (pages + slices - 1) / slices;
+  return 1;
+}
+
+// One line per slice: "first_page pages heat place", cut as the daemon cuts
+// them (daemon/status_json.cc: slice b holds extents [X*b/n, X*(b+1)/n) of
+// X). An untouched slice (place ' ') shows '.', so that every line has four
+// fields.
+std::string heatmap_lines(const Value& t, const Value& d) {
+  const auto& heat = t["heat_map"].items;
+  size_t n = heat.size();
+  uint64_t pages = static_cast<uint64_t>(t.num("pages"));
+  if (n == 0 || pages == 0) return "";
+  uint64_t e = extent_pages(t, d, pages, n);
+  uint64_t extents = (pages + e - 1) / e;
+  if (extents < n) extents = n, e = (pages + n - 1) / n;
+  const std::string& place = t.str("place");
+  std::string out;
+  for (size_t b = 0; b < n; b++) {
+    uint64_t first = std::min(extents * b / n * e, pages);
+    uint64_t end = std::min(extents * (b + 1) / n * e, pages);
+    char mark = b < place.size() ? place[b] : '?';
+    out += number_text(static_cast<double>(first)) + " " +
+           number_text(static_cast<double>(end - first)) + " " + number_text(heat[b]) + " " +
+           (mark == ' ' ? '.' : mark) + "\n";
+  }
+  return out;
+}
+
+int missing(std::string* why, const std::string& what) {
+  *why = what + " is not in mtierd's status";
+  return -ENOENT;
+}
+
+int tier_content(const Value& status, const Node& n, std::string* out, std::string* why) {
+  const Value* t = find_tier(status, n.tier);
+  if (!t) return missing(why, std::string("tier ") + kTierNames[n.tier]);
+  switch (n.file) {
+    case FileKind::kTierKind:
+      *out = t->str("kind") + "\n";
+      break;
+    case FileKind::kTierNode:
+      *out = t->str("nodes") + "\n";
+      break;
+    case FileKind::kTierCapacity:
+      *out = number_text((*t)["capacity_bytes"]) + "\n";
+      break;
+    case FileKind::kTierBudget:
+      *out = number_text((*t)["budget_bytes"]) + "\n";
+      break;
+    case FileKind::kTierUsed:
+      *out = number_text((*t)["used_bytes"]) + "\n";
+      break;
+    default:  // kTierBandwidth: whole bytes per second
+      *out = "in " + number_text(std::round(t->num("in_bytes_per_s"))) + " out " +
+             number_text(std::round(t->num("out_bytes_per_s"))) + "\n";
+  }
+  return 0;
+}
+
+int table_content(const Value& t, const Value& p, const Value* heat, const Node& n,
+                  std::string* out, std::string* why) {
+  switch (n.file) {
+    case FileKind::kTableSize:
+      *out = number_text(t["bytes"]) + "\n";
+      break;
+    case FileKind::kTableResident:
+      *out = number_text((t.num("dram_pages") + t.num("slow_pages")) * kPageBytes) + "\n";
+      break;
+    case FileKind::kTableTierBytes:
+      *out = "dram " + page_bytes(t["dram_pages"]) + "\nslow " + page_bytes(t["slow_pages"]) +
+             "\nstore " + page_bytes(t["store_pages"]) + "\nuntouched " +
+             page_bytes(t["untouched_pages"]) + "\n";
+      break;
+    case FileKind::kTableHeat:
+      *out = "heat " + number_text(t["heat"]) + "\nsamples_per_s " +
+             number_text(t["samples_per_s"]) + "\n";
+      break;
+    case FileKind::kTableFaults:
+      *out = "faults_per_s " + number_text(faults_per_s(t)) + "\nmissing_faults " +
+             number_text(p["missing_faults"]) + "\n";
+      break;
+    case FileKind::kTableMigrations:
+      out->clear();
+      for (const std::string& k : move_kinds_of(t["moves"]))
+        *out +=
+            k + " " + number_text(t["moves"][k]) + " " + number_text(t["moves_per_s"][k]) + "\n";
+      break;
+    case FileKind::kTablePlacement:
+      *out = "place " + t.str("place") + "\n" + pin_lines(t, "pin ");
+      break;
+    case FileKind::kTablePin:
+      *out = pin_lines(t, "");
+      break;
+    default: {  // kTableHeatmap: from the HEAT_REQUEST document
+      const Value* hp = heat ? find_process(*heat, n.pid) : nullptr;
+      const Value* ht = hp ? find_table(*hp, n.table_id) : nullptr;
+      if (!ht) return missing(why, "table " + n.table_dir + " of process " + std::to_string(n.pid));
+      *out = heatmap_lines(*ht, (*heat)["daemon"]);
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+int file_content(const Value& status, const Value* heat, const Node& n, std::string* out,
+                 std::string* why) {
+  if (n.type != NodeType::kFile || n.file == FileKind::kStats) {
+    *why = "not a file with contents of its own";
+    return -EINVAL;
+  }
+  if (resolve(&status, n) < 0)
+    return missing(why, n.table_dir.empty()
+                            ? "process " + std::to_string(n.pid)
+                            : "table " + n.table_dir + " of process " + std::to_string(n.pid));
+  if (n.file == FileKind::kPolicy) {
+    const std::string& params = status["daemon"].str("policy_params");
+    *out = status["daemon"].str("policy") + (params.empty() ? "" : " " + params) + "\n";
+    return 0;
+  }
+  if (n.tier >= 0) return tier_content(status, n, out, why);
+  const Value& p = *find_process(status, n.pid);
+  if (n.file == FileKind::kProcName) return *out = p.str("name") + "\n", 0;
+  if (n.file == FileKind::kProcWeight) return *out = number_text(p["weight"]) + "\n", 0;
+  return table_content(*find_table(p, n.table_id), p, heat, n, out, why);
+}
+
+}  // namespace mtier::fs
