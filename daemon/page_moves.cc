@@ -15,13 +15,6 @@ policy::Place place_of_word(uint64_t w) {
   }
 }
 
-const char* page_move_name(unsigned m) {
-  static const char* const kNames[kPageMoveKinds] = {"new>dram",   "new>slow",  "store>dram",
-                                                     "store>slow", "slow>dram", "dram>slow",
-                                                     "dram>store", "slow>store"};
-  return m < kPageMoveKinds ? kNames[m] : nullptr;
-}
-
 unsigned page_move(policy::Place was, policy::Place now) {
   using policy::Place;
   if (was == now) return kPageMoveKinds;

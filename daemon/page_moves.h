@@ -8,30 +8,20 @@
 #include <cstdint>
 #include <vector>
 
+#include "ipc/page_moves.h"
 #include "policy/policy.h"
 
 namespace mtier::daemon {
 
-// In the order of the status JSON's "moves" object and of `mtier record`'s
-// recordings (tools/record/snapshot.h keeps the same order).
-enum PageMove : unsigned {
-  kNewToDram,
-  kNewToSlow,
-  kStoreToDram,
-  kStoreToSlow,
-  kSlowToDram,
-  kDramToSlow,
-  kDramToStore,
-  kSlowToStore,
-  kPageMoveKinds
-};
+// The kinds (ipc/page_moves.h: the status JSON's and the recordings' order).
+using ipc::page_move_name;
+using ipc::PageMove;
+using enum ipc::PageMove;
 
 // Where the page with word w is: resident (or being placed or evicted) in
 // DRAM or the slow tier, in the store (a slot, or failed), or untouched.
 policy::Place place_of_word(uint64_t w);
 
-// "new>dram", ...; the JSON keys.
-const char* page_move_name(unsigned m);
 // The move from `was` to `now`, or kPageMoveKinds for none counted (no
 // change, or a page dropped: a table's pages freed, MADV_DONTNEED).
 unsigned page_move(policy::Place was, policy::Place now);

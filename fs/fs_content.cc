@@ -8,6 +8,7 @@
 #include <string>
 
 #include "fs_tree.h"
+#include "ipc/page_moves.h"
 
 namespace mtier::fs {
 namespace {
@@ -21,8 +22,8 @@ std::string page_bytes(const Value& v) { return number_text(v.n * kPageBytes); }
 // (the pages faulted in, as `mtier status` counts them).
 double faults_per_s(const Value& t) {
   double sum = 0;
-  for (const char* k : {"new>dram", "new>slow", "store>dram", "store>slow"})
-    sum += t["moves_per_s"].num(k);
+  for (unsigned m : {ipc::kNewToDram, ipc::kNewToSlow, ipc::kStoreToDram, ipc::kStoreToSlow})
+    sum += t["moves_per_s"].num(ipc::page_move_name(m));
   return sum;
 }
 

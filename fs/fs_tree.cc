@@ -2,6 +2,7 @@
 // ownership and modes, directory listings, number formatting. File contents
 // are in fs_content.cc, writes in fs_write.cc.
 #include "fs_tree.h"
+#include "ipc/page_moves.h"
 
 #include <cerrno>
 #include <charconv>
@@ -249,10 +250,13 @@ std::string number_text(const json::Value& v) {
   return number_text(v.kind == json::Value::Kind::kNumber ? v.n : NAN);
 }
 
+// The kinds in the daemon's order (ipc/page_moves.h).
 const std::vector<std::string>& move_kinds() {
-  static const std::vector<std::string> kinds = {"new>dram",   "new>slow",  "store>dram",
-                                                 "store>slow", "slow>dram", "dram>slow",
-                                                 "dram>store", "slow>store"};
+  static const std::vector<std::string> kinds = [] {
+    std::vector<std::string> k;
+    for (unsigned m = 0; m < ipc::kPageMoveKinds; m++) k.push_back(ipc::page_move_name(m));
+    return k;
+  }();
   return kinds;
 }
 

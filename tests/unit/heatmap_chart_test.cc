@@ -23,27 +23,15 @@
 #include "canvas.h"
 #include "line_chart.h"
 #include "png.h"
+#include "temp_dir.h"
 
 namespace mtier::plot {
 namespace {
 
-// A scratch directory, removed with everything in it.
-class TempDir {
+// A scratch directory (temp_dir.h), named for this test.
+class TempDir : public testutil::TempDir {
  public:
-  TempDir() {
-    char tmpl[] = "/tmp/mtier_heatmap_test.XXXXXX";
-    const char* p = mkdtemp(tmpl);
-    path_ = p ? p : "";
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
-  }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-  bool ok() const { return !path_.empty(); }
-
- private:
-  std::string path_;
+  TempDir() : testutil::TempDir("mtier-heatmap-test") {}
 };
 
 bool exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }

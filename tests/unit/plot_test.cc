@@ -19,27 +19,15 @@
 #include "font.h"
 #include "line_chart.h"
 #include "png.h"
+#include "temp_dir.h"
 
 namespace mtier::plot {
 namespace {
 
-// A scratch directory, removed with everything in it.
-class TempDir {
+// A scratch directory (temp_dir.h), named for this test.
+class TempDir : public testutil::TempDir {
  public:
-  TempDir() {
-    char tmpl[] = "/tmp/mtier_plot_test.XXXXXX";
-    const char* p = mkdtemp(tmpl);
-    path_ = p ? p : "";
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
-  }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-  bool ok() const { return !path_.empty(); }
-
- private:
-  std::string path_;
+  TempDir() : testutil::TempDir("mtier-plot-test") {}
 };
 
 std::vector<uint8_t> slurp(const std::string& path) {

@@ -23,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "temp_dir.h"
+
 #include "snapshot.h"
 
 namespace mtier::record {
@@ -30,25 +32,10 @@ namespace {
 
 // ---------------------------------------------------------------- helpers
 
-// A directory made with mkdtemp, removed with its contents.
-class TempDir {
+// A scratch directory (temp_dir.h), named for this test.
+class TempDir : public testutil::TempDir {
  public:
-  TempDir() {
-    const char* base = getenv("TMPDIR");
-    std::string tmpl = std::string(base && *base ? base : "/tmp") + "/mtier-recording-test-XXXXXX";
-    std::vector<char> buf(tmpl.begin(), tmpl.end());
-    buf.push_back('\0');
-    if (mkdtemp(buf.data())) path_ = buf.data();
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
-  }
-  bool ok() const { return !path_.empty(); }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
+  TempDir() : testutil::TempDir("mtier-recording-test") {}
 };
 
 std::string slurp(const std::string& path) {

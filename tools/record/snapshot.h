@@ -10,25 +10,19 @@
 #include <string>
 #include <vector>
 
+#include "ipc/page_moves.h"
+
 namespace mtier::record {
 
 // Page moves between places, counted by the daemon from the page states it
 // sees at each tick (a page that leaves and comes back within one tick is
-// not counted). "new" is a page never touched before. In this order:
-enum Move : unsigned {
-  kNewToDram,
-  kNewToSlow,
-  kStoreToDram,
-  kStoreToSlow,
-  kSlowToDram,
-  kDramToSlow,
-  kDramToStore,
-  kSlowToStore,
-  kMoveKinds
-};
-// "new>dram", "new>slow", "store>dram", "store>slow", "slow>dram",
-// "dram>slow", "dram>store", "slow>store"; nullptr for m >= kMoveKinds.
-const char* move_name(unsigned m);
+// not counted): the kinds of ipc/page_moves.h (kNewToDram ... kSlowToStore),
+// in their order, which is part of the recording format.
+using Move = ipc::PageMove;
+using enum ipc::PageMove;
+inline constexpr unsigned kMoveKinds = ipc::kPageMoveKinds;
+// "new>dram", ...; nullptr for m >= kMoveKinds.
+inline const char* move_name(unsigned m) { return ipc::page_move_name(m); }
 
 // The place chars of TableSnap::place.
 inline constexpr char kPlaceDram = 'D';       // every touched page of the slice in DRAM
