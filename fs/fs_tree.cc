@@ -2,13 +2,14 @@
 // ownership and modes, directory listings, number formatting. File contents
 // are in fs_content.cc, writes in fs_write.cc.
 #include "fs_tree.h"
-#include "ipc/page_moves.h"
 
 #include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <iterator>
+
+#include "ipc/page_moves.h"
 
 namespace mtier::fs {
 namespace {
