@@ -13,7 +13,10 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <map>
 #include <random>
+#include <sstream>
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -80,6 +83,26 @@ class EngineTest : public ::testing::Test {
   // mincore over the whole reservation would dominate the run time.
   long kernel_resident() { return engine_->region().resident_pages(0, 64ull << 20); }
   long budget_pages() const { return static_cast<long>(opts_.dram_bytes / kPage); }
+  // The kernel's count of pages per NUMA node in the mapping that holds
+  // addr, from /proc/self/numa_maps ("N<node>=<pages>"): pages mapped in
+  // that VMA, by the node they are on.
+  static std::map<int, long> numa_maps_pages(const void* addr) {
+    std::map<int, long> out;
+    std::ifstream f("/proc/self/numa_maps");
+    std::string line, best;
+    uintptr_t best_start = 0, a = reinterpret_cast<uintptr_t>(addr);
+    while (std::getline(f, line)) {
+      uintptr_t start = std::strtoull(line.c_str(), nullptr, 16);
+      if (start <= a && start >= best_start) best_start = start, best = line;
+    }
+    std::istringstream words(best);
+    for (std::string w; words >> w;) {
+      int node;
+      long n;
+      if (sscanf(w.c_str(), "N%d=%ld", &node, &n) == 2) out[node] = n;
+    }
+    return out;
+  }
   // A table 4x the budget written and read back through the store in use:
   // every page intact, and pages really went out and came back.
   void round_trip_four_times_the_budget(const char* name, uint64_t gen) {
@@ -480,6 +503,16 @@ TEST_F(EngineTest, PromotionBringsSlowPagesBackToDram) {
   }
   for (uint64_t p = 0; p < pages; p++)
     ASSERT_TRUE(check_page(t + p * kPage, pattern(id, p, 21))) << "page " << p;
+  // Every page is mapped again (just read): the kernel's count per node in
+  // the trainer's mapping agrees (on one node, all on node 0).
+  std::map<int, long> per_node = numa_maps_pages(t);
+  for (auto [n, c] : per_node) printf("numa_maps N%d=%ld\n", n, c);
+  if (slow != 0) {
+    EXPECT_GE(per_node[0], static_cast<long>(pages / 2));
+    EXPECT_GE(per_node[slow], static_cast<long>(pages / 2));
+  } else {
+    EXPECT_GE(per_node[0], static_cast<long>(pages));
+  }
   // No room above the high watermark: fill DRAM, then nothing moves up.
   int id2;
   char* t2 = table("filler", 1024 * kPage, &id2);
