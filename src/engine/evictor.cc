@@ -324,12 +324,11 @@ uint64_t Evictor::demote_or_evict(const std::vector<PageRef>& victims, int* err,
 }
 
 // move_pages through the alias mapping: the pages stay resident and mapped
-// (a MINOR fault away), only their node changes. The trainer's view of a
-// cold page has no PTE (the clock zapped it), so the alias, populated for
+// (a MINOR fault away), only their node changes. With the trainer's view
+// zapped (zap_view; a CLOCK victim's is already), the alias, populated for
 // the move and zapped after, is the page's only mapping: MPOL_MF_MOVE
 // refuses shared pages. Only the evictor changes tiers or punches, and the
 // registry is held shared, so the pages stay resident throughout.
-// Returns the pages that did not move.
 template <typename F>
 void Evictor::move_runs(const std::vector<PageRef>& pages, int node, bool zap_view, F moved) {
   std::vector<const void*> addrs;
@@ -352,9 +351,12 @@ void Evictor::move_runs(const std::vector<PageRef>& pages, int node, bool zap_vi
   });
 }
 
+// A daemon's demotion order takes pages the trainer may have mapped (the
+// CLOCK's victims are zapped already), so the view is zapped in both cases.
+// Returns the pages that did not move.
 std::vector<PageRef> Evictor::demote(const std::vector<PageRef>& pages) {
   std::vector<PageRef> failed;
-  move_runs(pages, core_.opts.slow_node, false,
+  move_runs(pages, core_.opts.slow_node, true,
             [&](const PageRef& v, int node) { account_demotion(v, node, &failed); });
   core_.counters.demote_failures.fetch_add(failed.size(), std::memory_order_relaxed);
   return failed;
