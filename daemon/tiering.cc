@@ -44,6 +44,50 @@ ipc::Order order_of(const policy::Move& m, uint64_t table_first_page) {
   return o;
 }
 
+// Pages of each kind of move that plan_and_order() lets through for one
+// process this tick (see there).
+struct Room {
+  uint64_t evict = 0;     // out of DRAM while over budget
+  uint64_t fetch = 0;     // into DRAM from a store, below the low watermark
+  uint64_t promote = 0;   // into DRAM from the slow tier, below the high watermark
+  uint64_t exchange = 0;  // demotions past `evict`, each letting one promotion past `promote`
+  uint64_t exchanged = 0; // of those, demotions sent and not yet matched by a promotion
+
+  // Takes up to `want` pages of room for a move of kind `op`; returns them.
+  uint32_t take(policy::Move::Op op, uint32_t want) {
+    uint64_t n = 0;
+    auto from = [&](uint64_t& r) {
+      uint64_t k = std::min<uint64_t>(r, want - n);
+      r -= k;
+      n += k;
+      return k;
+    };
+    switch (op) {
+      case policy::Move::kEvict:
+        from(evict);
+        break;
+      case policy::Move::kDemote:
+        from(evict);
+        exchanged += from(exchange);
+        break;
+      case policy::Move::kPrefetch:
+        from(fetch);
+        break;
+      case policy::Move::kPromote:
+        from(promote);
+        exchanged -= from(exchanged);
+        break;
+    }
+    return static_cast<uint32_t>(n);
+  }
+};
+
+size_t index_of(const std::vector<Client*>& order, uint32_t client) {
+  for (size_t i = 0; i < order.size(); i++)
+    if (order[i]->id == client) return i;
+  return order.size();
+}
+
 }  // namespace
 
 const HeatSourceInfo* Server::pick_source() const {
@@ -267,6 +311,10 @@ void Server::plan_and_order(double tick_s) {
     pv.dram_resident_pages = h->dram_resident_pages.load(std::memory_order_relaxed);
     pv.slow_resident_pages = h->slow_resident_pages.load(std::memory_order_relaxed);
     pv.own_budget_pages = h->dram_budget_pages.load(std::memory_order_relaxed);
+    pv.own_slow_budget_pages = h->slow_budget_pages.load(std::memory_order_relaxed);
+    uint64_t high = h->dram_high_pages.load(std::memory_order_relaxed);
+    if (high > 0 && high < pv.own_budget_pages)
+      pv.dram_fill = static_cast<double>(high) / static_cast<double>(pv.own_budget_pages);
     for (const auto& t : c.tables) {
       const TableTrack& track = track_places(c, t);
       policy::TableView tv;
@@ -311,22 +359,42 @@ void Server::plan_and_order(double tick_s) {
     }
   }
   // What of the plan's moves is sent: evictions only while the process is
-  // over its budget (the node budget shrank), prefetches and promotions
-  // only into room below its low watermark. The rest of the plan acts
-  // through the hints, on the process's own evictor: swapping pages in and
-  // out against a full budget made the replay's misses 30% worse (a keep set
+  // over its budget (the node budget shrank), prefetches only into room
+  // below its low watermark. The rest of the plan acts through the hints,
+  // on the process's own evictor: swapping pages in and out of a store
+  // against a full budget made the replay's misses 30% worse (a keep set
   // from fault samples does not see the hot pages that never fault), and a
   // prefetch above the low mark only makes the evictor run.
-  std::vector<uint64_t> evict_room(order.size()), fetch_room(order.size());
+  // Between DRAM and the slow memory tier (a copy, no I/O) the plan is
+  // carried out against a full budget too: promotions go into room below
+  // the high watermark, and demotions that make room for them go out in
+  // exchange, as many as the promotions that wait for room. Without that a
+  // hot page that was demoted would stay in the slow tier for as long as
+  // DRAM stays full.
+  std::vector<Room> room(order.size());
   for (size_t i = 0; i < order.size(); i++) {
     const policy::ProcessView& pv = node.procs[i];
     const ipc::SegmentHeader* h = order[i]->segment->header();
     uint64_t budget = node.dram_pages ? plan.dram_budget_pages[i] : pv.own_budget_pages;
     uint64_t own = std::max<uint64_t>(pv.own_budget_pages, 1);
     uint64_t low = budget * h->dram_low_pages.load(std::memory_order_relaxed) / own;
+    uint64_t high_own = h->dram_high_pages.load(std::memory_order_relaxed);
+    uint64_t high = high_own ? budget * high_own / own : budget;
     uint64_t resident = pv.dram_resident_pages;
-    evict_room[i] = resident > budget ? resident - budget : 0;
-    fetch_room[i] = resident < low ? low - resident : 0;
+    room[i].evict = resident > budget ? resident - budget : 0;
+    room[i].fetch = resident < low ? low - resident : 0;
+    room[i].promote = resident < high ? high - resident : 0;
+  }
+  std::vector<uint64_t> promote(order.size()), demote(order.size());
+  for (const policy::Move& m : plan.moves) {
+    size_t i = index_of(order, m.client);
+    if (i == order.size()) continue;
+    if (m.op == policy::Move::kPromote) promote[i] += m.count;
+    if (m.op == policy::Move::kDemote) demote[i] += m.count;
+  }
+  for (size_t i = 0; i < order.size(); i++) {
+    uint64_t waiting = promote[i] - std::min(promote[i], room[i].promote);
+    room[i].exchange = std::min(waiting, demote[i]);
   }
   // Pins come after the plan: their hints overwrite the policy's, and their
   // orders go out whatever the room (the user asked for them).
@@ -337,20 +405,18 @@ void Server::plan_and_order(double tick_s) {
     for (const ipc::Order& o : pinned) push(i, o);
   }
   for (const policy::Move& m : plan.moves) {
-    for (size_t i = 0; i < order.size(); i++) {
-      if (order[i]->id != m.client) continue;
-      bool out = m.op == policy::Move::kEvict || m.op == policy::Move::kDemote;
-      if (against_pins(order[i]->pins, static_cast<uint32_t>(m.table_id), m.first_page, m.count,
-                       !out))
-        continue;
-      uint64_t& room = out ? evict_room[i] : fetch_room[i];
-      policy::Move cut = m;
-      cut.count = static_cast<uint32_t>(std::min<uint64_t>(m.count, room));
-      if (cut.count == 0) continue;
-      room -= cut.count;
-      for (const auto& t : order[i]->tables)
-        if (static_cast<int>(t.id) == m.table_id) push(i, order_of(cut, t.first_page));
-    }
+    size_t i = index_of(order, m.client);
+    if (i == order.size()) continue;
+    bool out = m.op == policy::Move::kEvict || m.op == policy::Move::kDemote;
+    if (against_pins(order[i]->pins, static_cast<uint32_t>(m.table_id), m.first_page, m.count,
+                     !out))
+      continue;
+    uint32_t n = room[i].take(m.op, m.count);
+    if (n == 0) continue;
+    policy::Move cut = m;
+    cut.count = n;
+    for (const auto& t : order[i]->tables)
+      if (static_cast<int>(t.id) == m.table_id) push(i, order_of(cut, t.first_page));
   }
   for (size_t i = 0; i < order.size(); i++) {
     if (!woken[i]) continue;

@@ -263,6 +263,7 @@ void DaemonLink::publish_status() {
   auto pages = [](int64_t n) { return static_cast<uint64_t>(std::max<int64_t>(n, 0)); };
   h->dram_budget_pages.store(core_.residency.own_budget_pages(), std::memory_order_relaxed);
   h->dram_low_pages.store(core_.residency.own_low_pages(), std::memory_order_relaxed);
+  h->dram_high_pages.store(core_.residency.own_high_pages(), std::memory_order_relaxed);
   h->dram_resident_pages.store(pages(core_.residency.resident()), std::memory_order_relaxed);
   h->slow_budget_pages.store(core_.slow.own_budget_pages(), std::memory_order_relaxed);
   h->slow_resident_pages.store(pages(core_.slow.resident()), std::memory_order_relaxed);

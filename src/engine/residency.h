@@ -22,6 +22,7 @@ class Residency {
   // The configured budget (what the process asked for).
   uint64_t own_budget_pages() const { return own_.pages_budget(); }
   uint64_t own_low_pages() const { return own_.pages_low(); }
+  uint64_t own_high_pages() const { return own_.pages_high(); }
   // A budget assigned from outside (the daemon's share of a node budget),
   // clamped to [1, own budget] pages, watermarks scaled by the same
   // percentages; 0 restores the configured budget. The evictor is kicked

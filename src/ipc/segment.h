@@ -98,6 +98,9 @@ struct SegmentHeader {
   // The configured budget's low watermark: residency the runtime's evictor
   // brings DRAM down to (dram_budget_pages is the configured budget itself).
   std::atomic<uint64_t> dram_low_pages;
+  // Its high watermark: the most DRAM the evictor lets the process hold
+  // (0 from a runtime that does not say: the budget itself).
+  std::atomic<uint64_t> dram_high_pages;
   // Daemon -> runtime. hints_epoch: bumped by the daemon after it rewrote hints.
   alignas(64) std::atomic<uint64_t> daemon_heartbeat_ns;
   std::atomic<uint64_t> hints_epoch;

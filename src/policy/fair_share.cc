@@ -104,7 +104,8 @@ void assign_budgets(const NodeView& node, Plan* plan) {
     fair_share(node.dram_pages, req, true, &plan->dram_budget_pages);
   }
   if (node.slow_pages == 0) {
-    plan->slow_budget_pages.assign(n, 0);
+    plan->slow_budget_pages.resize(n);
+    for (size_t p = 0; p < n; ++p) plan->slow_budget_pages[p] = node.procs[p].own_slow_budget_pages;
     return;
   }
   for (size_t p = 0; p < n; ++p) {

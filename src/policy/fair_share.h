@@ -34,7 +34,8 @@ void fair_share(uint64_t budget, const std::vector<ShareRequest>& requests, bool
 // usable tables, capped by own_budget_pages when that is nonzero.
 //  - DRAM: with node.dram_pages == 0, each process keeps own_budget_pages;
 //    else fair_share(dram_pages, weights, demands, spread surplus).
-//  - slow tier: 0 for all when node.slow_pages == 0; else
+//  - slow tier: with node.slow_pages == 0, each process keeps
+//    own_slow_budget_pages (0 without a slow tier of its own); else
 //    fair_share(slow_pages, weights, touched pages beyond the DRAM budget,
 //    spread surplus).
 void assign_budgets(const NodeView& node, Plan* plan);

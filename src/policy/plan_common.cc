@@ -170,7 +170,9 @@ void KeepSetPolicy::plan_process(const NodeView& node, size_t p, const Plan& pla
       slow_out_total += n[kOutSlow];
     }
   }
-  uint64_t budget = plan.dram_budget_pages[p], slow_budget = plan.slow_budget_pages[p];
+  double fill = proc.dram_fill > 0 && proc.dram_fill < 1 ? proc.dram_fill : 1.0;
+  uint64_t budget = fraction_of(plan.dram_budget_pages[p], fill);
+  uint64_t slow_budget = plan.slow_budget_pages[p];
   uint64_t resident = proc.dram_resident_pages, slow_resident = proc.slow_resident_pages;
   // The counts below are clamped by the candidates, so a view whose
   // resident counts disagree with its place arrays still gets valid moves.

@@ -15,6 +15,8 @@
 //   2. likewise, to make room for the keep-set pages to come in;
 //   3. keep-set pages in the slow tier or a store, hottest first: kPromote,
 //      kPrefetch (as many as fit in the budget).
+// The DRAM budget in all of this is the part of the process's budget its
+// evictor lets it fill (ProcessView::dram_fill).
 // Every prefix of the list keeps each process's DRAM at most max(resident,
 // budget) and its slow tier at most max(slow resident, slow budget): pages
 // only come in after all the room they need was made, and demotes only use

@@ -45,6 +45,14 @@ struct ProcessView {
   unsigned weight = 100;  // 1..1000 (clamped); share of the node budget
   uint64_t dram_resident_pages = 0, slow_resident_pages = 0;  // the engine's counts
   uint64_t own_budget_pages = 0;  // the process's own DRAM budget (its dram_bytes, resolved)
+  // Its own slow-tier budget (slow_bytes; 0 = it has no slow tier): the
+  // slow budget when the node has none (NodeView::slow_pages == 0).
+  uint64_t own_slow_budget_pages = 0;
+  // The share of a DRAM budget its evictor lets it fill (its high
+  // watermark over its budget, in (0, 1]): moves plan DRAM to at most that
+  // much of the budget, since pages brought in past it would only be
+  // evicted again.
+  double dram_fill = 1.0;
   std::vector<TableView> tables;
 };
 
@@ -52,7 +60,7 @@ struct NodeView {
   uint32_t now_tick = 1;      // ticks start at 1 (a last_seen of 0 means never)
   double tick_seconds = 1.0;  // length of one tick
   uint64_t dram_pages = 0;    // node-wide DRAM budget for all processes; 0 = each keeps its own
-  uint64_t slow_pages = 0;    // node-wide slow-tier budget; 0 = no slow tier
+  uint64_t slow_pages = 0;    // node-wide slow-tier budget; 0 = each keeps its own
   uint64_t migrate_pages_per_tick = 0;  // rate limit on the moves of one plan; 0 = unlimited
   std::vector<ProcessView> procs;
 };

@@ -22,29 +22,17 @@
 #include <vector>
 
 #include "engine/engine.h"
+#include "engine_support.h"
 #include "sys/numa.h"
 #include "sys/vm.h"
 
 namespace mtier {
 namespace {
 
-constexpr uint64_t kPage = 4096;
-
-uint64_t pattern(uint64_t table, uint64_t page, uint64_t gen) {
-  return (table * 0x9E3779B97F4A7C15ull) ^ (page * 0xC2B2AE3D27D4EB4Full) ^ (gen << 1) ^ 1;
-}
-
-void fill_page(char* p, uint64_t v) {
-  auto* w = reinterpret_cast<uint64_t*>(p);
-  for (size_t i = 0; i < kPage / 8; i++) w[i] = v + i;
-}
-
-bool check_page(const char* p, uint64_t v) {
-  auto* w = reinterpret_cast<const uint64_t*>(p);
-  for (size_t i = 0; i < kPage / 8; i++)
-    if (w[i] != v + i) return false;
-  return true;
-}
+using testutil::check_page;
+using testutil::fill_page;
+using testutil::kPage;
+using testutil::pattern;
 
 class EngineTest : public ::testing::Test {
  public:
@@ -83,35 +71,9 @@ class EngineTest : public ::testing::Test {
   // mincore over the whole reservation would dominate the run time.
   long kernel_resident() { return engine_->region().resident_pages(0, 64ull << 20); }
   long budget_pages() const { return static_cast<long>(opts_.dram_bytes / kPage); }
-  // The slow tier's node in these tests: the last node this process may use
-  // (node 0 on one node; the CPU-less node in the QEMU machine), or -errno.
-  static int last_allowed_node() {
-    sys::NodeMask allowed;
-    if (int rc = sys::mems_allowed(&allowed); rc < 0) return rc;
-    int last = 0;
-    for (int n = 0; n < sys::NodeMask::kMaxNodes; n++)
-      if (allowed.test(n)) last = n;
-    return last;
-  }
-  // The kernel's count of pages per NUMA node in the mapping that holds
-  // addr, from /proc/self/numa_maps ("N<node>=<pages>"): pages mapped in
-  // that VMA, by the node they are on.
+  static int last_allowed_node() { return testutil::last_allowed_node(); }
   static std::map<int, long> numa_maps_pages(const void* addr) {
-    std::map<int, long> out;
-    std::ifstream f("/proc/self/numa_maps");
-    std::string line, best;
-    uintptr_t best_start = 0, a = reinterpret_cast<uintptr_t>(addr);
-    while (std::getline(f, line)) {
-      uintptr_t start = std::strtoull(line.c_str(), nullptr, 16);
-      if (start <= a && start >= best_start) best_start = start, best = line;
-    }
-    std::istringstream words(best);
-    for (std::string w; words >> w;) {
-      int node;
-      long n;
-      if (sscanf(w.c_str(), "N%d=%ld", &node, &n) == 2) out[node] = n;
-    }
-    return out;
+    return testutil::numa_maps_pages(addr);
   }
   // A table 4x the budget written and read back through the store in use:
   // every page intact, and pages really went out and came back.

@@ -476,6 +476,46 @@ TEST(HotPromote, PromotesHotPagesAndDemotesColdOnes) {
             "5:9 evict 3+1; 5:9 evict 2+1; 5:9 evict 7+1; 5:9 demote 5+1; 5:9 promote 0+1");
 }
 
+TEST(HotPromote, ExchangesWithTheProcessOwnSlowTierBelowItsHighWatermark) {
+  // No node-wide slow budget: the process's own slow tier (10 pages) is its
+  // slow budget. Own DRAM budget 10, but its evictor fills only 80%:
+  //   heat   10  9  1  0  0  0  0  0  0  0  0  0   (hot: pages 0, 1)
+  //   place   S  S  D  D  D  D  D  D  D  D  S  S
+  std::vector<FakeProc> procs{{1, 10, 100, {}}};
+  procs[0].tables.emplace_back(1, 12, 1, D);
+  FakeTable& t = procs[0].tables[0];
+  t.heat = {10, 9, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  std::fill(t.last_seen.begin(), t.last_seen.end(), 1u);
+  t.place = {S, S, D, D, D, D, D, D, D, D, S, S};
+  auto hot = make("hot-promote");
+  Plan plan;
+  NodeView n = node_of(procs, 1, 0);
+  n.procs[0].own_slow_budget_pages = 10;
+  hot->plan(n, &plan);
+  EXPECT_EQ(plan.slow_budget_pages, (std::vector<uint64_t>{10}));
+  EXPECT_EQ(t.kept(), (Pages{0, 1}));
+  // 8 resident + 2 coming in fit the whole budget of 10: nothing leaves.
+  EXPECT_EQ(text(plan.moves), "1:1 promote 0+2");
+  // Filled to 80% (8 pages), DRAM is full: the two coldest (p3, p4) go to
+  // the slow tier (room 6) to make room for the two hot ones.
+  n.procs[0].dram_fill = 0.8;
+  hot->plan(n, &plan);
+  EXPECT_EQ(text(plan.moves), "1:1 demote 3+2; 1:1 promote 0+2");
+  // A fill outside (0, 1] means the whole budget.
+  for (double bad : {0.0, -1.0, 2.0, std::nan("")}) {
+    n.procs[0].dram_fill = bad;
+    hot->plan(n, &plan);
+    EXPECT_EQ(text(plan.moves), "1:1 promote 0+2") << bad;
+  }
+  // Without a slow tier of its own, the coldest go to a store instead.
+  n.procs[0].dram_fill = 0.8;
+  n.procs[0].own_slow_budget_pages = 0;
+  hot->plan(n, &plan);
+  EXPECT_EQ(plan.slow_budget_pages, (std::vector<uint64_t>{0}));
+  // (and the slow pages outside the keep set leave the slow tier first).
+  EXPECT_EQ(text(plan.moves), "1:1 evict 10+2; 1:1 evict 3+2; 1:1 promote 0+2");
+}
+
 TEST(Lfu, MovesGoByClassAcrossProcesses) {
   // Two processes, budget 2 each, 3 cold DRAM pages and one hot page in a
   // store: each must lose 2 (1 over the budget, 1 to make room). All

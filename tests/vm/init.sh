@@ -153,6 +153,7 @@ fi
 [ -n "$NVME" ] && export MTIER_TEST_NVME=$NVME
 echo "vm: MTIER_TEST_PMEM=${MTIER_TEST_PMEM:-} MTIER_TEST_NVME=${MTIER_TEST_NVME:-}"
 [ -n "$LDPATH" ] && export LD_LIBRARY_PATH=$LDPATH
+[ -n "$MTIERD" ] && export MTIER_TEST_MTIERD=$MTIERD  # for the tests that start a daemon
 export GTEST_COLOR=no   # a readable console log
 
 passed=0 failed=0 skipped=0

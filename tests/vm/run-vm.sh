@@ -172,30 +172,42 @@ copy_path() {   # copy a file (following links) to the same path inside
   mkdir -p "$ROOT$(dirname "$p")"
   cp -L "$p" "$ROOT$p"
 }
-: >"$ROOT/etc/tests"
-for t in "$@"; do
-  [ -e "$t" ] || { say "test $t does not exist (build it: make check TESTS=)"; exit 1; }
-  t=$(realpath "$t"); name=${t##*/}; real=$t
+# copy_program PATH: the program (the real ELF behind a libtool wrapper) and
+# its libraries into the initramfs; sets REAL to the ELF's path.
+copy_program() {
+  local t name libs lib
+  [ -e "$1" ] || { say "$1 does not exist (build it: make check TESTS=)"; exit 1; }
+  t=$(realpath "$1"); name=${t##*/}; REAL=$t
   if head -c 4096 "$t" | grep -q 'libtool wrapper'; then
     d=$(dirname "$t")
-    for c in "$d/.libs/$name" "$d/.libs/lt-$name"; do [ -x "$c" ] && { real=$c; break; }; done
-    [ "$real" != "$t" ] || { say "$t is a libtool wrapper without .libs/$name"; exit 1; }
+    for c in "$d/.libs/$name" "$d/.libs/lt-$name"; do [ -x "$c" ] && { REAL=$c; break; }; done
+    [ "$REAL" != "$t" ] || { say "$t is a libtool wrapper without .libs/$name"; exit 1; }
   fi
-  [ "$(head -c 4 "$real" | tail -c 3)" = ELF ] || { say "$real is not an ELF program"; exit 1; }
-  copy_path "$real"
-  libs=$(LD_LIBRARY_PATH=$BUILD_LIBDIRS ldd "$real" | awk '
+  [ "$(head -c 4 "$REAL" | tail -c 3)" = ELF ] || { say "$REAL is not an ELF program"; exit 1; }
+  copy_path "$REAL"
+  libs=$(LD_LIBRARY_PATH=$BUILD_LIBDIRS ldd "$REAL" | awk '
       /not found/ { print "MISSING:" $1; next }
       $2 == "=>" && $3 ~ /^\// { print $3; next }
       $1 ~ /^\// { print $1 }')
   if grep -q '^MISSING:' <<<"$libs"; then
-    say "ldd $real: not found: $(grep '^MISSING:' <<<"$libs" | cut -d: -f2 | paste -sd' ' -)"; exit 1
+    say "ldd $REAL: not found: $(grep '^MISSING:' <<<"$libs" | cut -d: -f2 | paste -sd' ' -)"; exit 1
   fi
   for lib in $libs; do
     copy_path "$lib"
     case $lib in "$BUILD_DIR"/*) LIBDIRS[$(dirname "$lib")]=1 ;; esac
   done
-  echo "$name $real" >>"$ROOT/etc/tests"
+}
+: >"$ROOT/etc/tests"
+for t in "$@"; do
+  copy_program "$t"
+  echo "$(basename "$t") $REAL" >>"$ROOT/etc/tests"
 done
+# The daemon, for the tests that start one (MTIER_TEST_MTIERD inside).
+MTIERD_REAL=
+if [ -e "$BUILD_DIR/daemon/mtierd" ]; then
+  copy_program "$BUILD_DIR/daemon/mtierd"
+  MTIERD_REAL=$REAL
+fi
 # Not every library shows in ldd output as the dynamic loader's canonical path.
 [ -e "$ROOT/lib64/ld-linux-x86-64.so.2" ] || copy_path /lib64/ld-linux-x86-64.so.2
 LDPATH=$(printf '%s\n' "${!LIBDIRS[@]}" | paste -sd: -)
@@ -212,6 +224,7 @@ done
 cat >"$ROOT/etc/vm.conf" <<EOF
 LDPATH=$LDPATH
 TEST_TIMEOUT=$VM_TEST_TIMEOUT
+MTIERD=$MTIERD_REAL
 EOF
 cp "$(dirname "$0")/init.sh" "$ROOT/init"
 chmod +x "$ROOT/init"
