@@ -540,6 +540,21 @@ TEST_F(EngineTest, PmemStoreOnDeviceDax) {
   round_trip_four_times_the_budget("dax", 17);
 }
 
+// The engine with the PMem store in a file on a filesystem mounted -o dax
+// (make check-vm names its directory in MTIER_TEST_FSDAX).
+TEST_F(EngineTest, PmemStoreOnFsdaxFile) {
+  const char* dir = getenv("MTIER_TEST_FSDAX");
+  if (!dir || !*dir)
+    GTEST_SKIP() << "MTIER_TEST_FSDAX names no filesystem mounted -o dax (make check-vm sets it)";
+  opts_.pmem_path = dir;
+  opts_.pmem_bytes = 64ull << 20;
+  opts_.store_path = "none";
+  start();
+  EXPECT_NE(engine_->describe().find("pmem store"), std::string::npos) << engine_->describe();
+  EXPECT_NE(engine_->describe().find("fsdax"), std::string::npos) << engine_->describe();
+  round_trip_four_times_the_budget("fsdax", 18);
+}
+
 // dram_node places the pages on that node (read back with get_mempolicy);
 // a node that does not exist is refused when the engine starts.
 TEST_F(EngineTest, DramNodePlacesPagesAndBadNodeIsRefused) {

@@ -848,29 +848,47 @@ TEST(FileStore, NvmeBlockDevice) {
   ASSERT_NO_FATAL_FAILURE(read_verify(ch.get(), slots, 21, 100));
 }
 
-// The PMem store on a device DAX (make check-vm sets MTIER_TEST_PMEM to
-// /dev/daxN.M): mapped with cache-line granularity, data in and out, and
-// direct() pointing at the slot's bytes in the mapping.
-TEST(PmemStore, DeviceDax) {
-  const char* dev = getenv("MTIER_TEST_PMEM");
-  if (!dev || strncmp(dev, "/dev/dax", 8) != 0)
-    GTEST_SKIP() << "MTIER_TEST_PMEM names no device DAX (make check-vm sets it)";
+// A PMem store opened on `path` works as `mode` says: cache-line
+// granularity (no page cache), data in and out, and direct() pointing at
+// the slot's bytes in the mapping.
+void pmem_round_trip(const std::string& path, uint64_t bytes, const char* mode, uint64_t gen) {
   StoreOptions o;
-  o.path = dev;
+  o.path = path;
+  o.bytes = bytes;
   int err = 1;
   auto store = open_pmem_store(o, &err);
   if (err == -ENOTSUP) GTEST_SKIP() << "built without libpmem2";
-  ASSERT_NE(store, nullptr) << dev << ": " << strerror(-err);
-  EXPECT_EQ(store->mode(), "devdax");
+  ASSERT_NE(store, nullptr) << path << ": " << strerror(-err);
+  EXPECT_EQ(store->mode(), mode);
   EXPECT_GE(store->capacity_slots(), 1024u);
   auto ch = store->open_channel(32);
   ASSERT_NE(ch, nullptr);
   std::vector<uint64_t> slots = alloc_n(store.get(), 1024);
-  std::shuffle(slots.begin(), slots.end(), std::mt19937(5));
-  ASSERT_NO_FATAL_FAILURE(write_slots(ch.get(), slots, 22, 100));
-  ASSERT_NO_FATAL_FAILURE(read_verify(ch.get(), slots, 22, 100));
+  std::shuffle(slots.begin(), slots.end(), std::mt19937(gen));
+  ASSERT_NO_FATAL_FAILURE(write_slots(ch.get(), slots, gen, 100));
+  ASSERT_NO_FATAL_FAILURE(read_verify(ch.get(), slots, gen, 100));
   ASSERT_NE(ch->direct(slots[0]), nullptr);
-  EXPECT_EQ(check_page(ch->direct(slots[0]), slots[0], 22), "");
+  EXPECT_EQ(check_page(ch->direct(slots[0]), slots[0], gen), "");
+}
+
+// The PMem store on a device DAX (make check-vm sets MTIER_TEST_PMEM to
+// /dev/daxN.M).
+TEST(PmemStore, DeviceDax) {
+  const char* dev = getenv("MTIER_TEST_PMEM");
+  if (!dev || strncmp(dev, "/dev/dax", 8) != 0)
+    GTEST_SKIP() << "MTIER_TEST_PMEM names no device DAX (make check-vm sets it)";
+  pmem_round_trip(dev, 0, "devdax", 22);
+}
+
+// The PMem store on a directory of a filesystem mounted -o dax (make
+// check-vm sets MTIER_TEST_FSDAX to ext4 on an fsdax namespace): a new file
+// there, mapped with cache-line granularity (MAP_SYNC), which a file on any
+// other filesystem cannot be.
+TEST(PmemStore, FileOnFsdax) {
+  const char* dir = getenv("MTIER_TEST_FSDAX");
+  if (!dir || !*dir)
+    GTEST_SKIP() << "MTIER_TEST_FSDAX names no filesystem mounted -o dax (make check-vm sets it)";
+  pmem_round_trip(dir, 16ull << 20, "fsdax", 23);
 }
 
 }  // namespace

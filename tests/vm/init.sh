@@ -25,12 +25,12 @@ for m in $(cat /lib/modules/order); do
 done
 
 # Drivers probe asynchronously: wait (up to 20 s) for both NVMe namespaces and
-# for the pmem disks the NFIT describes.
+# for the three pmem disks the NFIT describes.
 i=0
 while [ $i -lt 40 ]; do
   n=$(ls -d /sys/block/nvme*n1 2>/dev/null | wc -l)
   p=$(ls -d /sys/block/pmem* 2>/dev/null | wc -l)
-  [ "$n" -ge 2 ] && [ "$p" -ge 2 ] && break
+  [ "$n" -ge 2 ] && [ "$p" -ge 3 ] && break
   sleep 0.5; i=$((i + 1))
 done
 
@@ -67,17 +67,33 @@ topology() {
   ls /sys/devices/virtual/memory_tiering >/dev/null 2>&1 || echo "(no memory_tiering in sysfs)"
   echo "block: $(cd /sys/block && ls -d pmem* nvme* 2>/dev/null | tr '\n' ' ')"
   echo "dax: $(ls /sys/bus/dax/devices 2>/dev/null | tr '\n' ' ')"
+  for r in /sys/bus/nd/devices/region*; do  # which NVDIMM (NFIT handle = slot + 1) each region is
+    m=$(cut -d, -f1 $r/mapping0 2>/dev/null)
+    echo "${r##*/}: $(cat $r/size 2>/dev/null) bytes, $m handle $(cat /sys/bus/nd/devices/$m/nfit/handle 2>/dev/null)"
+  done
 }
 topology "before kmem"
+
+# nd_region SLOT: the nd region of run-vm.sh's nvdimm SLOT (its NFIT handle is
+# SLOT + 1). The region numbers follow the NFIT's order, which is not the
+# slots' (with three NVDIMMs nvdimm2 came up as region1); without NFIT
+# handles, the SLOT+1-th region in sorted order.
+nd_region() {
+  for r in /sys/bus/nd/devices/region*; do
+    h=$(cat /sys/bus/nd/devices/$(cut -d, -f1 $r/mapping0 2>/dev/null)/nfit/handle 2>/dev/null)
+    [ -n "$h" ] && [ $((h)) = $(($1 + 1)) ] && { echo $r; return; }
+  done
+  ls -d /sys/bus/nd/devices/region* 2>/dev/null | sort | sed -n "$(($1 + 1))p"
+}
 
 # The first NVDIMM region becomes system RAM on node 2 (PLATFORM.md):
 # namespace off nd_pmem -> the region's dax seed configured and bound to
 # dax_pmem (a devdax device) -> off device_dax, onto kmem -> memory blocks
 # onlined as movable. Each step says what failed; the tests run regardless.
 # The other region stays a raw pmem namespace for the PMem store tests.
-step() { # step DESCRIPTION VALUE FILE: write VALUE to FILE or say why not
+step() { # step DESCRIPTION VALUE FILE: write VALUE to FILE or say why not (for $STEP_OF)
   if echo "$2" >"$3" 2>/tmp/step.err; then return 0; fi
-  echo "vm: kmem: $1 failed: echo $2 > $3: $(cat /tmp/step.err)"; return 1
+  echo "vm: ${STEP_OF:-kmem}: $1 failed: echo $2 > $3: $(cat /tmp/step.err)"; return 1
 }
 kmem_devdax() { # sets dax: region$rn's namespace as a devdax device
   ns=$(cd /sys/bus/nd/devices && ls -d namespace$rn.* 2>/dev/null | head -1)
@@ -100,7 +116,7 @@ kmem_devdax() { # sets dax: region$rn's namespace as a devdax device
   echo "vm: kmem: $ns -> $seed -> /dev/$dax"
 }
 kmem_setup() {
-  r=$(ls -d /sys/bus/nd/devices/region* 2>/dev/null | sort | head -1)
+  r=$(nd_region 0)
   [ -n "$r" ] || { echo "vm: kmem: no nd region"; return 1; }
   rn=${r##*/region}
   # A devdax info block already on the NVDIMM (an image reused from an earlier
@@ -136,7 +152,7 @@ topology "after kmem"
 # path libpmem2 maps with cache-line granularity); a raw /dev/pmem* is the
 # fallback, which the PMem tests then report as not DAX.
 pmem_devdax() {
-  r=$(ls -d /sys/bus/nd/devices/region* 2>/dev/null | sort | sed -n 2p)
+  r=$(nd_region 1)
   [ -n "$r" ] || { echo "vm: pmem: no second nd region"; return 1; }
   rn=${r##*/region}
   dax=$(cd /sys/bus/dax/devices 2>/dev/null && ls -d dax$rn.* 2>/dev/null | head -1)
@@ -150,6 +166,53 @@ else
   PMEM=$(ls /dev/pmem* 2>/dev/null | head -1)
 fi
 [ -n "$PMEM" ] && export MTIER_TEST_PMEM=$PMEM
+
+# The third NVDIMM region becomes an fsdax namespace (ndctl create-namespace
+# -m fsdax, through sysfs): off nd_pmem -> the region's pfn seed configured
+# (page map in the pmem itself, 2 MiB align) and bound to nd_pmem -> a
+# /dev/pmemN with DAX -> ext4 made here (on the host it would land under the
+# pfn info block) -> mounted -o dax on /mnt/fsdax: a file there maps the pmem
+# itself, MAP_SYNC works (libpmem2: cache-line granularity).
+fsdax_setup() {
+  STEP_OF=fsdax
+  r=$(nd_region 2)
+  [ -n "$r" ] || { echo "vm: fsdax: no third nd region"; return 1; }
+  rn=${r##*/region}
+  ns=$(cd /sys/bus/nd/devices && ls -d namespace$rn.* 2>/dev/null | head -1)
+  [ -n "$ns" ] || { echo "vm: fsdax: no namespace in region$rn"; return 1; }
+  [ -n "$MKE2FS" ] && [ -x "$MKE2FS" ] || { echo "vm: fsdax: no mke2fs in the initramfs"; return 1; }
+  [ -e /sys/bus/nd/drivers/nd_pmem/$ns ] && { step "unbind $ns" $ns /sys/bus/nd/drivers/nd_pmem/unbind || return 1; }
+  seed=$(cat $r/pfn_seed 2>/dev/null)
+  [ -n "$seed" ] || { echo "vm: fsdax: region$rn has no pfn_seed"; return 1; }
+  p=/sys/bus/nd/devices/$seed
+  step "uuid" "$(cat /proc/sys/kernel/random/uuid)" $p/uuid || return 1
+  step "mode" pmem $p/mode || return 1
+  step "align" 2097152 $p/align || return 1
+  step "namespace" $ns $p/namespace || return 1
+  step "bind $seed to nd_pmem" $seed /sys/bus/nd/drivers/nd_pmem/bind || return 1
+  blk=$(ls $p/block 2>/dev/null | head -1)
+  [ -n "$blk" ] && [ -b /dev/$blk ] || { echo "vm: fsdax: no block device under $seed"; return 1; }
+  [ "$(cat /sys/block/$blk/queue/dax 2>/dev/null)" = 1 ] || { echo "vm: fsdax: /dev/$blk has no DAX (queue/dax not 1)"; return 1; }
+  echo "vm: fsdax: $ns -> $seed -> /dev/$blk ($(( $(cat /sys/block/$blk/size) / 2048 )) MiB, dax)"
+  # 4 KiB blocks: ext4 does DAX only with the page size as block size.
+  out=$("$MKE2FS" -q -F -t ext4 -b 4096 -L mtier-fsdax /dev/$blk 2>&1) ||
+    { echo "vm: fsdax: mke2fs /dev/$blk failed (exit $?): $(echo $out)"; return 1; }
+  mkdir -p $FSDAX
+  empty $FSDAX || { echo "vm: fsdax: $FSDAX holds files (the tests?): not mounting on it"; return 1; }
+  out=$(mount -t ext4 -o dax /dev/$blk $FSDAX 2>&1) ||
+    { echo "vm: fsdax: mount -o dax /dev/$blk $FSDAX failed (exit $?): $(echo $out) $(dmesg | grep -i dax | tail -1)"; return 1; }
+  grep " $FSDAX " /proc/mounts | grep -q dax ||
+    { echo "vm: fsdax: $FSDAX mounted without dax: $(grep " $FSDAX " /proc/mounts)"; umount $FSDAX; return 1; }
+  chmod 1777 $FSDAX
+}
+FSDAX=/mnt/fsdax
+if fsdax_setup; then
+  export MTIER_TEST_FSDAX=$FSDAX
+  echo "vm: fsdax: OK: $(grep " $FSDAX " /proc/mounts)"
+else
+  echo "vm: fsdax: FAILED (no MTIER_TEST_FSDAX)"
+fi
+echo "vm: MTIER_TEST_FSDAX=${MTIER_TEST_FSDAX:-}"
 [ -n "$NVME" ] && export MTIER_TEST_NVME=$NVME
 echo "vm: MTIER_TEST_PMEM=${MTIER_TEST_PMEM:-} MTIER_TEST_NVME=${MTIER_TEST_NVME:-}"
 [ -n "$LDPATH" ] && export LD_LIBRARY_PATH=$LDPATH
@@ -173,4 +236,5 @@ done </etc/tests
 echo "=== SUMMARY passed=$passed failed=$failed skipped=$skipped"
 sync
 umount /var/tmp 2>/dev/null
+umount $FSDAX 2>/dev/null
 poweroff -f

@@ -1,8 +1,8 @@
 #!/bin/bash
 # tests/vm/run-vm.sh - run mtier's test binaries inside an emulated multi-tier
 # machine (QEMU TCG): two DRAM NUMA nodes, a CPU-less node backed by an
-# emulated NVDIMM turned into system RAM (devdax + kmem), a second NVDIMM left
-# as a raw pmem namespace (/dev/pmemN), and an NVMe disk.
+# emulated NVDIMM turned into system RAM (devdax + kmem), a second NVDIMM as
+# device DAX, a third as fsdax with ext4 mounted -o dax, and NVMe disks.
 #
 #   tests/vm/run-vm.sh BUILD_DIR [TEST...]
 #
@@ -208,6 +208,16 @@ if [ -e "$BUILD_DIR/daemon/mtierd" ]; then
   copy_program "$BUILD_DIR/daemon/mtierd"
   MTIERD_REAL=$REAL
 fi
+# mke2fs, to make the ext4 on the fsdax namespace inside (MKE2FS there): the
+# pfn info block the guest writes first sets where the filesystem starts.
+MKE2FS_REAL=
+if MKE2FS=$(PATH=$PATH:/usr/sbin:/sbin command -v mke2fs); then
+  copy_program "$MKE2FS"
+  MKE2FS_REAL=$REAL
+  [ -f /etc/mke2fs.conf ] && cp /etc/mke2fs.conf "$ROOT/etc/"
+else
+  say "no mke2fs here: no fsdax filesystem inside"
+fi
 # Not every library shows in ldd output as the dynamic loader's canonical path.
 [ -e "$ROOT/lib64/ld-linux-x86-64.so.2" ] || copy_path /lib64/ld-linux-x86-64.so.2
 LDPATH=$(printf '%s\n' "${!LIBDIRS[@]}" | paste -sd: -)
@@ -225,6 +235,7 @@ cat >"$ROOT/etc/vm.conf" <<EOF
 LDPATH=$LDPATH
 TEST_TIMEOUT=$VM_TEST_TIMEOUT
 MTIERD=$MTIERD_REAL
+MKE2FS=$MKE2FS_REAL
 EOF
 cp "$(dirname "$0")/init.sh" "$ROOT/init"
 chmod +x "$ROOT/init"
@@ -235,12 +246,13 @@ say "initramfs: $(du -h "$CACHE/initramfs.cpio.gz" | cut -f1), $(wc -l <"$ROOT/e
 # 4. Disks, sparse, and fresh on every run: a run must not see what the last
 # one left (a devdax info block left on nvdimm0.img makes the kernel claim the
 # namespace at boot, and the kmem setup below then finds it busy).
-# nvdimm0.img becomes node 2's RAM (kmem); nvdimm1.img stays a raw pmem
-# namespace for the PMem store (MTIER_TEST_PMEM); nvme.img is the raw NVMe
+# nvdimm0.img becomes node 2's RAM (kmem); nvdimm1.img a device DAX for the
+# PMem store (MTIER_TEST_PMEM); nvme.img is the raw NVMe
 # namespace (MTIER_TEST_NVME); scratch.img, ext4 made here, is mounted on
 # /var/tmp so file stores get a real block device with O_DIRECT (tmpfs
-# refuses O_DIRECT on 6.1).
-for img in nvdimm0:512M nvdimm1:256M nvme:1G scratch:2G; do
+# refuses O_DIRECT on 6.1); nvdimm2.img becomes an fsdax namespace with ext4
+# mounted -o dax (MTIER_TEST_FSDAX), made inside.
+for img in nvdimm0:512M nvdimm1:256M nvdimm2:256M nvme:1G scratch:2G; do
   rm -f "$CACHE/${img%%:*}.img"
   truncate -s "${img#*:}" "$CACHE/${img%%:*}.img"
 done
@@ -251,16 +263,20 @@ fi
 # ---------------------------------------------------------------------------
 # 5. Boot. The command line is PLATFORM.md's: node 0 and 1 with a CPU and 1 GiB
 # each, node 2 CPU-less with the NVDIMMs. TCG because KVM here cannot boot a
-# stock kernel. The console goes to stdout and to console.log.
+# stock kernel. The console goes to stdout and to console.log. init.sh finds
+# each NVDIMM's region by its slot (NFIT handle = slot + 1): the region
+# numbers follow the NFIT's order, not the slots'.
 LOG=$CACHE/console.log
 QEMU=(qemu-system-x86_64 -accel tcg -cpu max -machine q35,nvdimm=on
-  -m 2G,slots=2,maxmem=4G -smp 2
+  -m 2G,slots=3,maxmem=4G -smp 2
   -object memory-backend-ram,id=m0,size=1G -object memory-backend-ram,id=m1,size=1G
   -numa node,nodeid=0,cpus=0,memdev=m0 -numa node,nodeid=1,cpus=1,memdev=m1 -numa node,nodeid=2
   -object memory-backend-file,id=nv0,share=on,mem-path="$CACHE/nvdimm0.img",size=512M
-  -device nvdimm,id=nvdimm0,memdev=nv0,node=2
+  -device nvdimm,id=nvdimm0,memdev=nv0,node=2,slot=0
   -object memory-backend-file,id=nv1,share=on,mem-path="$CACHE/nvdimm1.img",size=256M
-  -device nvdimm,id=nvdimm1,memdev=nv1,node=2
+  -device nvdimm,id=nvdimm1,memdev=nv1,node=2,slot=1
+  -object memory-backend-file,id=nv2,share=on,mem-path="$CACHE/nvdimm2.img",size=256M
+  -device nvdimm,id=nvdimm2,memdev=nv2,node=2,slot=2
   -drive file="$CACHE/nvme.img",if=none,id=nvm,format=raw -device nvme,serial=mtier0,drive=nvm
   -drive file="$CACHE/scratch.img",if=none,id=scr,format=raw -device nvme,serial=mtier-scratch,drive=scr
   -nographic -no-reboot -kernel "$VMLINUZ" -initrd "$CACHE/initramfs.cpio.gz"
