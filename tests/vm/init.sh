@@ -91,29 +91,37 @@ nd_region() {
 # dax_pmem (a devdax device) -> off device_dax, onto kmem -> memory blocks
 # onlined as movable. Each step says what failed; the tests run regardless.
 # The other region stays a raw pmem namespace for the PMem store tests.
-step() { # step DESCRIPTION VALUE FILE: write VALUE to FILE or say why not (for $STEP_OF)
+STEP_OF=kmem  # what the steps below are for, in their messages
+step() { # step DESCRIPTION VALUE FILE: write VALUE to FILE or say why not
   if echo "$2" >"$3" 2>/tmp/step.err; then return 0; fi
-  echo "vm: ${STEP_OF:-kmem}: $1 failed: echo $2 > $3: $(cat /tmp/step.err)"; return 1
+  echo "vm: $STEP_OF: $1 failed: echo $2 > $3: $(cat /tmp/step.err)"; return 1
 }
-kmem_devdax() { # sets dax: region$rn's namespace as a devdax device
+# claim_namespace SEED DRIVER: region$rn's namespace (r, rn set) off nd_pmem,
+# claimed by the region's SEED device (dax_seed: device DAX; pfn_seed:
+# fsdax), its page map in the pmem itself, 2 MiB aligned, bound to DRIVER.
+# Sets ns and seed.
+claim_namespace() {
   ns=$(cd /sys/bus/nd/devices && ls -d namespace$rn.* 2>/dev/null | head -1)
-  [ -n "$ns" ] || { echo "vm: kmem: no namespace in region$rn"; return 1; }
+  [ -n "$ns" ] || { echo "vm: $STEP_OF: no namespace in region$rn"; return 1; }
   [ -e /sys/bus/nd/drivers/nd_pmem/$ns ] && { step "unbind $ns" $ns /sys/bus/nd/drivers/nd_pmem/unbind || return 1; }
-  seed=$(cat $r/dax_seed 2>/dev/null)
-  [ -n "$seed" ] || { echo "vm: kmem: region$rn has no dax_seed"; return 1; }
+  seed=$(cat $r/$1 2>/dev/null)
+  [ -n "$seed" ] || { echo "vm: $STEP_OF: region$rn has no $1"; return 1; }
   d=/sys/bus/nd/devices/$seed
   step "uuid" "$(cat /proc/sys/kernel/random/uuid)" $d/uuid || return 1
   step "mode" pmem $d/mode || return 1
   step "align" 2097152 $d/align || return 1
   step "namespace" $ns $d/namespace || return 1
+  step "bind $seed to $2" $seed /sys/bus/nd/drivers/$2/bind
+}
+kmem_devdax() { # sets dax: region$rn's namespace as a devdax device
   before=$(ls /sys/bus/dax/devices 2>/dev/null)
-  step "bind $seed to dax_pmem" $seed /sys/bus/nd/drivers/dax_pmem/bind || return 1
+  claim_namespace dax_seed dax_pmem || return 1
   dax=""
   for x in $(ls /sys/bus/dax/devices 2>/dev/null); do
     echo "$before" | grep -qx "$x" || dax=$x
   done
   [ -n "$dax" ] || { echo "vm: kmem: no dax device appeared"; return 1; }
-  echo "vm: kmem: $ns -> $seed -> /dev/$dax"
+  echo "vm: $STEP_OF: $ns -> $seed -> /dev/$dax"
 }
 kmem_setup() {
   r=$(nd_region 0)
@@ -152,6 +160,7 @@ topology "after kmem"
 # path libpmem2 maps with cache-line granularity); a raw /dev/pmem* is the
 # fallback, which the PMem tests then report as not DAX.
 pmem_devdax() {
+  STEP_OF=pmem
   r=$(nd_region 1)
   [ -n "$r" ] || { echo "vm: pmem: no second nd region"; return 1; }
   rn=${r##*/region}
@@ -178,19 +187,9 @@ fsdax_setup() {
   r=$(nd_region 2)
   [ -n "$r" ] || { echo "vm: fsdax: no third nd region"; return 1; }
   rn=${r##*/region}
-  ns=$(cd /sys/bus/nd/devices && ls -d namespace$rn.* 2>/dev/null | head -1)
-  [ -n "$ns" ] || { echo "vm: fsdax: no namespace in region$rn"; return 1; }
   [ -n "$MKE2FS" ] && [ -x "$MKE2FS" ] || { echo "vm: fsdax: no mke2fs in the initramfs"; return 1; }
-  [ -e /sys/bus/nd/drivers/nd_pmem/$ns ] && { step "unbind $ns" $ns /sys/bus/nd/drivers/nd_pmem/unbind || return 1; }
-  seed=$(cat $r/pfn_seed 2>/dev/null)
-  [ -n "$seed" ] || { echo "vm: fsdax: region$rn has no pfn_seed"; return 1; }
-  p=/sys/bus/nd/devices/$seed
-  step "uuid" "$(cat /proc/sys/kernel/random/uuid)" $p/uuid || return 1
-  step "mode" pmem $p/mode || return 1
-  step "align" 2097152 $p/align || return 1
-  step "namespace" $ns $p/namespace || return 1
-  step "bind $seed to nd_pmem" $seed /sys/bus/nd/drivers/nd_pmem/bind || return 1
-  blk=$(ls $p/block 2>/dev/null | head -1)
+  claim_namespace pfn_seed nd_pmem || return 1
+  blk=$(ls /sys/bus/nd/devices/$seed/block 2>/dev/null | head -1)
   [ -n "$blk" ] && [ -b /dev/$blk ] || { echo "vm: fsdax: no block device under $seed"; return 1; }
   [ "$(cat /sys/block/$blk/queue/dax 2>/dev/null)" = 1 ] || { echo "vm: fsdax: /dev/$blk has no DAX (queue/dax not 1)"; return 1; }
   echo "vm: fsdax: $ns -> $seed -> /dev/$blk ($(( $(cat /sys/block/$blk/size) / 2048 )) MiB, dax)"
