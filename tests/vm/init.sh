@@ -3,8 +3,10 @@
 # by run-vm.sh. Loads the modules, makes the first NVDIMM system RAM on the
 # CPU-less node 2 (devdax + kmem), prints the topology, runs every program in
 # /etc/tests between "=== BEGIN name" / "=== END name rc=N" markers, prints
-# "=== SUMMARY ..." and powers off. run-vm.sh parses the markers from the
-# console log, so keep their format.
+# "=== SUMMARY ..." and powers off; a device it could not set up is an
+# "=== SETUP FAILED what: why" line (the tests that need it would only
+# skip). run-vm.sh parses the markers from the console log, so keep their
+# format.
 export PATH=/bin
 . /etc/vm.conf
 
@@ -153,6 +155,7 @@ if kmem_setup; then
   export MTIER_TEST_TOPOLOGY="0,1:dram;2:slow"  # what tier_test must discover
 else
   echo "vm: kmem: FAILED (tests run without a memory-only node)"
+  echo "=== SETUP FAILED kmem: no memory-only node 2"
 fi
 topology "after kmem"
 
@@ -173,6 +176,7 @@ if pmem_devdax; then
   echo "vm: pmem: $PMEM ($(cat /sys/bus/dax/devices/$dax/size) bytes)"
 else
   PMEM=$(ls /dev/pmem* 2>/dev/null | head -1)
+  echo "=== SETUP FAILED pmem: no device DAX (the PMem tests get ${PMEM:-nothing})"
 fi
 [ -n "$PMEM" ] && export MTIER_TEST_PMEM=$PMEM
 
@@ -210,9 +214,11 @@ if fsdax_setup; then
   echo "vm: fsdax: OK: $(grep " $FSDAX " /proc/mounts)"
 else
   echo "vm: fsdax: FAILED (no MTIER_TEST_FSDAX)"
+  echo "=== SETUP FAILED fsdax: no filesystem mounted -o dax"
 fi
 echo "vm: MTIER_TEST_FSDAX=${MTIER_TEST_FSDAX:-}"
 [ -n "$NVME" ] && export MTIER_TEST_NVME=$NVME
+[ -n "$NVME" ] || echo "=== SETUP FAILED nvme: no NVMe disk with serial mtier0"
 echo "vm: MTIER_TEST_PMEM=${MTIER_TEST_PMEM:-} MTIER_TEST_NVME=${MTIER_TEST_NVME:-}"
 [ -n "$LDPATH" ] && export LD_LIBRARY_PATH=$LDPATH
 [ -n "$MTIERD" ] && export MTIER_TEST_MTIERD=$MTIERD  # for the tests that start a daemon

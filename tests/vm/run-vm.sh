@@ -312,6 +312,11 @@ while read -r name real; do
   elif [ "$rc" = 77 ]; then echo "SKIP $name"; skipped=$((skipped + 1))
   else echo "FAIL $name (exit $rc)"; fail=$((fail + 1)); fi
 done <"$ROOT/etc/tests"
+# The machine is the point: a device /init could not set up fails the run
+# (the tests that need it skip when they do not see it).
+while read -r what; do
+  echo "FAIL setup: $what"; fail=$((fail + 1))
+done < <(sed -n 's/^=== SETUP FAILED //p' "$LOG")
 grep '^=== SUMMARY' "$LOG" || echo "(no summary from the VM: it did not finish; qemu exit $QRC)"
 echo "host: passed=$pass failed=$fail skipped=$skipped"
 [ "$fail" = 0 ] || exit 1
