@@ -39,6 +39,10 @@ uint64_t ClockHand::sweep(uint64_t budget, std::vector<PageRef>* cold, size_t ma
       if (tier >= 0 && PageWord::slow(v) != (tier == 1)) continue;
       visited++;
       if (decay_) decay_heat(w);
+      // A page the daemon keeps is no victim this turn: passed over with its
+      // referenced bit left alone, since a zap would only cost it a MINOR
+      // fault (measured: 28k more faults in a replay at 100% budget).
+      if (cold && kept_by_hint(hints, t->first_page + page)) continue;
       if (test_and_clear_referenced(w)) {
         char* a = t->page_addr(page);
         if (zap_len_ && zap_start_ + zap_len_ == a) {
@@ -48,7 +52,7 @@ uint64_t ClockHand::sweep(uint64_t budget, std::vector<PageRef>* cold, size_t ma
           zap_start_ = a;
           zap_len_ = 4096;
         }
-      } else if (cold && !kept_by_hint(hints, t->first_page + page)) {
+      } else if (cold) {
         cold->push_back({t, page});
       }
     }

@@ -25,8 +25,9 @@ class ClockHand {
   // cleared and zapped, unreferenced ones appended to `cold` (at most
   // `max_cold`; nullptr to only sample). Returns the pages visited.
   // `tier`: only pages of that memory tier (0 DRAM, 1 slow), -1 all.
-  // `use_hints`: an unreferenced page the daemon asks to keep (hint >=
-  // kKeepHint) is passed over like a referenced one, without a zap.
+  // `use_hints`: a page the daemon asks to keep (hint >= kKeepHint) is
+  // passed over: not cold, and its referenced bit neither cleared nor zapped
+  // (it is no victim either way; the zap would only cost a fault).
   uint64_t sweep(uint64_t budget, std::vector<PageRef>* cold, size_t max_cold, int tier = -1,
                  bool use_hints = false);
   static constexpr uint8_t kKeepHint = 128;

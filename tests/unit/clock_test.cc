@@ -1,0 +1,94 @@
+// The CLOCK hand over a table's page words, without an engine around it:
+// referenced pages get their second chance (bit cleared, PTE zapped),
+// unreferenced ones are cold, and with the daemon's hints a page it keeps is
+// passed over untouched: neither cold nor zapped (a zap would only cost the
+// page a MINOR fault; at a 100% budget that made a replay 0.65x as fast).
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+#include "engine/core.h"
+#include "heat/clock.h"
+#include "uffd/page_state.h"
+
+namespace mtier {
+namespace {
+
+class ClockTest : public ::testing::Test {
+ protected:
+  static constexpr uint64_t kPages = 16;
+
+  void SetUp() override {
+    int err = 0;
+    auto region = Region::create(64ull << 20, &err);
+    ASSERT_TRUE(region) << err;
+    Options o;
+    o.dram_bytes = kPages * 4096;
+    core_ = std::make_unique<Core>(o, std::move(region));
+    t_ = core_->tables.add("t", kPages * 4096, &err);
+    ASSERT_NE(t_, nullptr) << err;
+    hints_.assign(core_->region->bytes() / 4096, 0);
+    core_->hints = hints_.data();
+    // Every page resident and clean; the even ones referenced.
+    for (uint64_t p = 0; p < kPages; p++) {
+      PageWordAtomic& w = t_->words[p];
+      transition(w, PageEvent::kClaim, t_->id, p);
+      transition(w, PageEvent::kPlacedClean, t_->id, p);
+      if (p % 2 == 0) mark_access(w);
+    }
+  }
+
+  bool referenced(uint64_t p) const { return PageWord::referenced(t_->words[p].load()); }
+  void keep(uint64_t p) { hints_[t_->first_page + p] = ClockHand::kKeepHint; }
+  std::vector<uint64_t> pages_of(const std::vector<PageRef>& refs) const {
+    std::vector<uint64_t> out;
+    for (const PageRef& r : refs) out.push_back(r.page);
+    return out;
+  }
+
+  std::vector<uint8_t> hints_;
+  std::unique_ptr<Core> core_;
+  Table* t_ = nullptr;
+};
+
+TEST_F(ClockTest, ReferencedPagesGetASecondChanceAndTheOthersAreCold) {
+  ClockHand hand(*core_, false);
+  std::vector<PageRef> cold;
+  EXPECT_EQ(hand.sweep(kPages, &cold, kPages), kPages);
+  EXPECT_EQ(pages_of(cold), (std::vector<uint64_t>{1, 3, 5, 7, 9, 11, 13, 15}));
+  for (uint64_t p = 0; p < kPages; p++) EXPECT_FALSE(referenced(p)) << p;
+  EXPECT_EQ(core_->counters.sampled_pages.load(), kPages / 2);  // the even ones zapped
+}
+
+TEST_F(ClockTest, PagesTheDaemonKeepsArePassedOverUntouched) {
+  for (uint64_t p : {0, 1, 2, 3}) keep(p);
+  ClockHand hand(*core_, false);
+  std::vector<PageRef> cold;
+  EXPECT_EQ(hand.sweep(kPages, &cold, kPages, -1, true), kPages);
+  // Kept: neither cold (1, 3) nor zapped (0, 2 keep their referenced bit).
+  EXPECT_EQ(pages_of(cold), (std::vector<uint64_t>{5, 7, 9, 11, 13, 15}));
+  EXPECT_TRUE(referenced(0));
+  EXPECT_TRUE(referenced(2));
+  for (uint64_t p = 4; p < kPages; p++) EXPECT_FALSE(referenced(p)) << p;
+  EXPECT_EQ(core_->counters.sampled_pages.load(), 6u);  // 4, 6, ..., 14
+  // Without hints (a daemon gone, or the second rotation) they are pages
+  // like the others: 0 and 2 spend their second chance, 1 and 3 are cold.
+  cold.clear();
+  EXPECT_EQ(hand.sweep(kPages, &cold, kPages, -1, false), kPages);
+  EXPECT_EQ(pages_of(cold), (std::vector<uint64_t>{1, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}));
+  EXPECT_EQ(core_->counters.sampled_pages.load(), 8u);
+}
+
+TEST_F(ClockTest, TheSamplerZapsKeptPagesToo) {
+  // The sampler's hand (no cold list) is how the heat of kept pages is seen:
+  // hints do not stop it.
+  for (uint64_t p = 0; p < kPages; p++) keep(p);
+  ClockHand sampler(*core_, true);
+  EXPECT_EQ(sampler.sweep(kPages, nullptr, 0, -1, true), kPages);
+  for (uint64_t p = 0; p < kPages; p++) EXPECT_FALSE(referenced(p)) << p;
+  EXPECT_EQ(core_->counters.sampled_pages.load(), kPages / 2);
+}
+
+}  // namespace
+}  // namespace mtier
