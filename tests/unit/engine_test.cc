@@ -32,6 +32,8 @@ namespace {
 using testutil::check_page;
 using testutil::fill_page;
 using testutil::kPage;
+using testutil::last_allowed_node;
+using testutil::numa_maps_pages;
 using testutil::pattern;
 
 class EngineTest : public ::testing::Test {
@@ -71,10 +73,6 @@ class EngineTest : public ::testing::Test {
   // mincore over the whole reservation would dominate the run time.
   long kernel_resident() { return engine_->region().resident_pages(0, 64ull << 20); }
   long budget_pages() const { return static_cast<long>(opts_.dram_bytes / kPage); }
-  static int last_allowed_node() { return testutil::last_allowed_node(); }
-  static std::map<int, long> numa_maps_pages(const void* addr) {
-    return testutil::numa_maps_pages(addr);
-  }
   // A table 4x the budget written and read back through the store in use:
   // every page intact, and pages really went out and came back.
   void round_trip_four_times_the_budget(const char* name, uint64_t gen) {

@@ -44,6 +44,8 @@ command -v qemu-system-x86_64 >/dev/null || need_pkgs+=(qemu-system-x86)
 dpkg -s busybox-static >/dev/null 2>&1 || need_pkgs+=(busybox-static)
 command -v cpio >/dev/null || need_pkgs+=(cpio)
 command -v modinfo >/dev/null || [ -x /usr/sbin/modinfo ] || need_pkgs+=(kmod)
+# mke2fs: the scratch disk's ext4 here, the fsdax filesystem's inside.
+PATH=$PATH:/usr/sbin:/sbin command -v mke2fs >/dev/null || need_pkgs+=(e2fsprogs)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   [ "${VM_NO_INSTALL:-0}" = 1 ] && skip "missing ${need_pkgs[*]} and VM_NO_INSTALL=1"
   [ "$(id -u)" = 0 ] || skip "missing ${need_pkgs[*]}; run as root to install them with apt-get"
