@@ -39,7 +39,7 @@ MTIER_OVERRIDE void* malloc(size_t n) {
 
 MTIER_OVERRIDE void free(void* p) {
   if (!p || arena_owns(p)) return;
-  if (in_region(p)) return mtier::lib::managed_free(p);
+  if (in_region(p)) return mtier::lib::echo_free(mtier::lib::managed_free(p));
   if (in_inherited(p) && mtier::lib::inherited_record(p, true)) return;  // a forked child's copy
   if (const mtier::lib::NextFns* f = next()) f->free(p);
 }

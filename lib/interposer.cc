@@ -133,22 +133,25 @@ void* managed_alloc(size_t bytes, size_t align) {
   m.capacity = capacity;
   m.ptr = reinterpret_cast<char*>(round_up(reinterpret_cast<uintptr_t>(base), align));
   m.id = id;
+  m.requested = bytes;
   st.map.insert(m);
   st.tables_created++;
   st.bytes_created += capacity;
   return m.ptr;
 }
 
-void managed_free(void* p) {
+size_t managed_free(void* p) {
   RuntimeScope runtime;
   State& st = state();
   std::lock_guard<std::mutex> lk(st.mu);
   Managed* m = st.map.find(p);
   if (!m || m->ptr != p) {
     MTIER_LOG_ERROR("free(%p): not a pointer mtier handed out; ignored", p);
-    return;
+    return 0;
   }
+  size_t requested = m->requested;
   release_locked(m);
+  return requested;
 }
 
 size_t managed_usable_size(const void* p) {
@@ -165,8 +168,8 @@ void* managed_realloc(void* p, size_t n) {
     errno = EINVAL;
     return nullptr;
   }
-  if (n == 0) {  // glibc: realloc(p, 0) frees p and returns NULL
-    managed_free(p);
+  if (n == 0) {  // glibc: realloc(p, 0) frees p (as free() does) and returns NULL
+    echo_free(managed_free(p));
     return nullptr;
   }
   State& st = state();

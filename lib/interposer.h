@@ -51,8 +51,9 @@ inline bool maybe_candidate(size_t n) {
 // gives page alignment), or nullptr when the selection or the engine says no
 // (the caller then uses the next allocator). Memory reads as zeros.
 void* managed_alloc(size_t bytes, size_t align);
-// free() of a pointer in the region.
-void managed_free(void* p);
+// free() of a pointer in the region; returns the bytes the program had asked
+// for (0 when p is not a table's pointer).
+size_t managed_free(void* p);
 // malloc_usable_size() of a pointer in the region.
 size_t managed_usable_size(const void* p);
 // realloc() of a pointer in the region.

@@ -15,6 +15,7 @@ struct Managed {
   uint64_t capacity = 0;   // the table's bytes (whole pages)
   char* ptr = nullptr;     // what the program got (base, or aligned above it)
   int id = 0;              // engine table id
+  uint64_t requested = 0;  // the bytes the program asked for
   // Page intervals [first, last) from base that the program unmapped
   // (PROT_NONE, discarded), sorted and merged.
   std::vector<std::pair<uint64_t, uint64_t>> unmapped;

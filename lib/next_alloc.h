@@ -32,6 +32,20 @@ struct NextFns {
 // serve the request from the bootstrap arena.
 const NextFns* next();
 
+// Replays, in the next allocator, the free of a table of `bytes` bytes that
+// the program allocated through the malloc family: a malloc/free pair of the
+// same size, so the next allocator adapts as if it had served the table.
+// Why: glibc raises its mmap threshold to the size of an mmapped chunk the
+// program frees (up to 32 MiB; the trim threshold to twice that), so that a
+// program which frees a large temporary gets later allocations of about that
+// size from its heap instead of a fresh mmap, page faults and munmap each time.
+// Tables never reach glibc, so without this replay a preloaded PyTorch trainer
+// kept glibc's initial 128 KiB threshold and ran at about 0.8 of its speed
+// without mtier (scripts/bench-trainer.sh). glibc's own rules decide (a
+// threshold the user fixed with mallopt or MALLOC_MMAP_THRESHOLD_ stays).
+// Sizes above 32 MiB, which glibc never adapts to, are not replayed.
+void echo_free(size_t bytes);
+
 // Bootstrap arena: a static buffer for the few allocations dlsym makes.
 // Returns nullptr when exhausted (64 KiB). Frees of arena memory are no-ops.
 void* arena_alloc(size_t bytes, size_t align);

@@ -11,6 +11,10 @@
 //                          smaps_rollup Rss); no growth over many cycles
 //   preload_alloc foreign  pointers glibc handed out (__libc_malloc) can be
 //                          freed, realloc'ed, sized through the interposer
+//   preload_alloc threshold  glibc's mmap threshold adapts to a freed table
+//                          as it would to its own chunk (up to 32 MiB), so a
+//                          later 768 KiB request comes from its heap; with
+//                          MALLOC_MMAP_THRESHOLD_ set it stays mmapped
 //
 // Sizes assume MTIER_MIN_BYTES=1M and a DRAM budget of a few MiB.
 #include <errno.h>
@@ -445,6 +449,63 @@ void test_foreign() {
   pt::ok("interleaved frees of managed and glibc chunks");
 }
 
+// glibc's mmapped chunks in use (mallinfo2().hblks).
+size_t mmapped_chunks() { return mallinfo2().hblks; }
+
+// Whether malloc(n) came as an mmapped chunk of glibc (kept allocated: a free
+// would itself move the threshold).
+bool mmapped_malloc(size_t n, void** out) {
+  size_t before = mmapped_chunks();
+  *out = malloc(n);
+  CHECK(*out, "malloc(%zu): NULL", n);
+  EXPECT_UNMANAGED(*out, "a request below MTIER_MIN_BYTES");
+  pt::fill(*out, n, 30);
+  return mmapped_chunks() == before + 1;
+}
+
+void test_threshold() {
+  constexpr size_t kProbe = 768 * KiB;  // above glibc's initial 128 KiB, below min_bytes
+  CHECK(min_bytes() > kProbe && min_bytes() <= 2 * MiB,
+        "threshold: expected MTIER_MIN_BYTES in (768K, 2M], found %llu",
+        (unsigned long long)min_bytes());
+  bool fixed = getenv("MALLOC_MMAP_THRESHOLD_") != nullptr;
+  std::vector<void*> keep;
+  void* p = nullptr;
+  CHECK(mmapped_malloc(kProbe, &p), "malloc(768K) at start: expected an mmapped chunk "
+        "(glibc's initial threshold is 128 KiB), found it on the heap");
+  keep.push_back(p);
+  pt::ok("malloc(768K) at start: mmapped");
+
+  // Above 32 MiB glibc does not adapt.
+  void* big = malloc(40 * MiB);
+  CHECK(big, "malloc(40M): NULL");
+  if (pt::managing()) EXPECT_MANAGED(big, 40 * MiB, "malloc(40M)");
+  free(big);
+  CHECK(mmapped_malloc(kProbe, &p), "malloc(768K) after free(malloc(40M)): expected an "
+        "mmapped chunk (glibc adapts only to chunks up to 32 MiB), found it on the heap");
+  keep.push_back(p);
+  pt::ok("malloc(768K) after free(malloc(40M)): still mmapped");
+
+  void* t = malloc(2 * MiB);
+  CHECK(t, "malloc(2M): NULL");
+  if (pt::managing()) EXPECT_MANAGED(t, 2 * MiB, "malloc(2M)");
+  pt::fill(t, 2 * MiB, 31);
+  free(t);
+  bool mapped = mmapped_malloc(kProbe, &p);
+  keep.push_back(p);
+  if (fixed) {
+    CHECK(mapped, "malloc(768K) after free(malloc(2M)) with MALLOC_MMAP_THRESHOLD_=%s: expected "
+          "an mmapped chunk (the threshold is fixed), found it on the heap",
+          getenv("MALLOC_MMAP_THRESHOLD_"));
+    pt::ok("malloc(768K) after free(malloc(2M)): mmapped (MALLOC_MMAP_THRESHOLD_ fixes it)");
+  } else {
+    CHECK(!mapped, "malloc(768K) after free(malloc(2M)): expected it from glibc's heap (the "
+          "free raises glibc's mmap threshold to 2 MiB), found an mmapped chunk");
+    pt::ok("malloc(768K) after free(malloc(2M)): from the heap (threshold raised)");
+  }
+  for (void* k : keep) free(k);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -459,8 +520,10 @@ int main(int argc, char** argv) {
     test_free();
   else if (mode == "foreign")
     test_foreign();
+  else if (mode == "threshold")
+    test_threshold();
   else {
-    fprintf(stderr, "usage: preload_alloc align|realloc|free|foreign\n");
+    fprintf(stderr, "usage: preload_alloc align|realloc|free|foreign|threshold\n");
     return 2;
   }
   printf("PASS: preload_alloc %s\n", mode.c_str());
