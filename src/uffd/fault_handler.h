@@ -58,6 +58,7 @@ class FaultHandler {
   void resolve_present(Table* t, uint64_t page, uint64_t w, uint64_t flags, unsigned tid);
   void claim(Table* t, uint64_t page, bool write, bool prefetch, unsigned tid);
   void add_prefetch(Table* t, uint64_t page);
+  void add_zero_ahead(Table* t, uint64_t page, bool write);
   void place_all();
   void fetch_from(unsigned store, std::vector<Placement*>& group);
   void place(Placement& p);

@@ -211,6 +211,61 @@ TEST_F(EngineTest, EvictTableEmptiesDramAndDataComesBack) {
   for (uint64_t p = 0; p < 256; p++) ASSERT_TRUE(check_page(t + p * kPage, pattern(id, p, 3)));
 }
 
+// A first touch zero-fills the never-written pages after it in the same
+// batch, mapped as the touch was; never past a present page or the table's
+// end. (The faulting page is woken before the pages after it are placed: the
+// counts are read once every page counted has been touched.)
+TEST_F(EngineTest, ZeroAheadFillsTheFollowingNewPages) {
+  opts_.zero_ahead_pages = 15;
+  start();
+  int id;
+  char* t = table("ahead", 64 * kPage, &id);
+  TableStats s;
+  t[0] = 1;  // a write: pages 1..15 come writable
+  for (uint64_t p = 1; p < 16; p++) {
+    ASSERT_EQ(t[p * kPage + 7], 0) << "page " << p;
+    t[p * kPage + 7] = static_cast<char>(p);
+  }
+  ASSERT_EQ(engine_->table_stats(id, &s), 0);
+  EXPECT_EQ(s.missing_faults, 1u);
+  EXPECT_EQ(s.zero_fills, 16u);
+  EXPECT_EQ(s.resident_pages, 16u);
+  EXPECT_GE(kernel_resident(), 16);
+  EXPECT_EQ(s.wp_faults, 0u);  // mapped writable with the write that filled them
+  for (uint64_t p = 32; p < 48; p++) ASSERT_EQ(t[p * kPage], 0);  // a read: 33..47 come
+  t[33 * kPage] = 1;                                               // write-protected
+  ASSERT_EQ(engine_->table_stats(id, &s), 0);
+  EXPECT_EQ(s.missing_faults, 2u);
+  EXPECT_EQ(s.zero_fills, 32u);
+  EXPECT_EQ(s.wp_faults, 1u);
+  for (uint64_t p = 24; p < 32; p++) ASSERT_EQ(t[p * kPage], 0);  // stops at page 32, present
+  for (uint64_t p = 60; p < 64; p++) ASSERT_EQ(t[p * kPage], 0);  // stops at the table's end
+  ASSERT_EQ(engine_->table_stats(id, &s), 0);
+  EXPECT_EQ(s.missing_faults, 4u);
+  EXPECT_EQ(s.zero_fills, 32u + 8u + 4u);
+  for (uint64_t p = 1; p < 16; p++) ASSERT_EQ(t[p * kPage + 7], static_cast<char>(p));
+}
+
+// Filling ahead stops at the low watermark: past it every page is a fault of
+// its own, so filling ahead never makes the evictor run.
+TEST_F(EngineTest, ZeroAheadStopsAtTheLowWatermark) {
+  opts_.zero_ahead_pages = 15;
+  start();
+  int id;
+  const uint64_t low = budget_pages() * opts_.low_watermark / 100;
+  const uint64_t touched = (low + budget_pages() * opts_.high_watermark / 100) / 2;
+  char* t = table("ahead", 2 * budget_pages() * kPage, &id);
+  for (uint64_t p = 0; p < touched; p++) fill_page(t + p * kPage, pattern(id, p, 9));
+  TableStats s;
+  ASSERT_EQ(engine_->table_stats(id, &s), 0);
+  EXPECT_EQ(s.evictions, 0u);
+  EXPECT_EQ(s.resident_pages, touched) << "filled ahead past the low watermark";
+  EXPECT_GE(s.missing_faults, touched - low);
+  EXPECT_LE(s.missing_faults, low / 16 + 2 + (touched - low)) << "did not fill ahead below it";
+  for (uint64_t p = 0; p < touched; p++)
+    ASSERT_TRUE(check_page(t + p * kPage, pattern(id, p, 9))) << "page " << p;
+}
+
 TEST_F(EngineTest, PrefetchBringsNeighboursInOneBatch) {
   opts_.prefetch_pages = 8;
   start();
