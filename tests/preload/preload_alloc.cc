@@ -452,15 +452,25 @@ void test_foreign() {
 // glibc's mmapped chunks in use (mallinfo2().hblks).
 size_t mmapped_chunks() { return mallinfo2().hblks; }
 
-// Whether malloc(n) came as an mmapped chunk of glibc (kept allocated: a free
-// would itself move the threshold).
-bool mmapped_malloc(size_t n, void** out) {
+// Whether malloc(n) came as an mmapped chunk of glibc. The block stays
+// allocated (in `keep`): its free would itself move the threshold.
+bool mmapped_malloc(size_t n, std::vector<void*>* keep) {
   size_t before = mmapped_chunks();
-  *out = malloc(n);
-  CHECK(*out, "malloc(%zu): NULL", n);
-  EXPECT_UNMANAGED(*out, "a request below MTIER_MIN_BYTES");
-  pt::fill(*out, n, 30);
+  void* p = malloc(n);
+  CHECK(p, "malloc(%zu): NULL", n);
+  EXPECT_UNMANAGED(p, "a request below MTIER_MIN_BYTES");
+  pt::fill(p, n, 30);
+  keep->push_back(p);
   return mmapped_chunks() == before + 1;
+}
+
+// malloc(n) (a table under mtier), written (its first MiB) and freed.
+void malloc_write_free(size_t n, const char* what) {
+  void* t = malloc(n);
+  CHECK(t, "%s: NULL", what);
+  if (pt::managing()) EXPECT_MANAGED(t, n, what);
+  pt::fill(t, n < MiB ? n : MiB, 31);  // (a 40M table would go through the store)
+  free(t);
 }
 
 void test_threshold() {
@@ -468,35 +478,22 @@ void test_threshold() {
   CHECK(min_bytes() > kProbe && min_bytes() <= 2 * MiB,
         "threshold: expected MTIER_MIN_BYTES in (768K, 2M], found %llu",
         (unsigned long long)min_bytes());
-  bool fixed = getenv("MALLOC_MMAP_THRESHOLD_") != nullptr;
+  const char* fixed = getenv("MALLOC_MMAP_THRESHOLD_");
   std::vector<void*> keep;
-  void* p = nullptr;
-  CHECK(mmapped_malloc(kProbe, &p), "malloc(768K) at start: expected an mmapped chunk "
+  CHECK(mmapped_malloc(kProbe, &keep), "malloc(768K) at start: expected an mmapped chunk "
         "(glibc's initial threshold is 128 KiB), found it on the heap");
-  keep.push_back(p);
   pt::ok("malloc(768K) at start: mmapped");
 
-  // Above 32 MiB glibc does not adapt.
-  void* big = malloc(40 * MiB);
-  CHECK(big, "malloc(40M): NULL");
-  if (pt::managing()) EXPECT_MANAGED(big, 40 * MiB, "malloc(40M)");
-  free(big);
-  CHECK(mmapped_malloc(kProbe, &p), "malloc(768K) after free(malloc(40M)): expected an "
+  malloc_write_free(40 * MiB, "malloc(40M)");  // above 32 MiB glibc does not adapt
+  CHECK(mmapped_malloc(kProbe, &keep), "malloc(768K) after free(malloc(40M)): expected an "
         "mmapped chunk (glibc adapts only to chunks up to 32 MiB), found it on the heap");
-  keep.push_back(p);
   pt::ok("malloc(768K) after free(malloc(40M)): still mmapped");
 
-  void* t = malloc(2 * MiB);
-  CHECK(t, "malloc(2M): NULL");
-  if (pt::managing()) EXPECT_MANAGED(t, 2 * MiB, "malloc(2M)");
-  pt::fill(t, 2 * MiB, 31);
-  free(t);
-  bool mapped = mmapped_malloc(kProbe, &p);
-  keep.push_back(p);
+  malloc_write_free(2 * MiB, "malloc(2M)");
+  bool mapped = mmapped_malloc(kProbe, &keep);
   if (fixed) {
     CHECK(mapped, "malloc(768K) after free(malloc(2M)) with MALLOC_MMAP_THRESHOLD_=%s: expected "
-          "an mmapped chunk (the threshold is fixed), found it on the heap",
-          getenv("MALLOC_MMAP_THRESHOLD_"));
+          "an mmapped chunk (the threshold is fixed), found it on the heap", fixed);
     pt::ok("malloc(768K) after free(malloc(2M)): mmapped (MALLOC_MMAP_THRESHOLD_ fixes it)");
   } else {
     CHECK(!mapped, "malloc(768K) after free(malloc(2M)): expected it from glibc's heap (the "
