@@ -137,7 +137,8 @@ void FaultHandler::resolve(Table* t, uint64_t page, uint64_t flags, unsigned tid
       t->counters.missing_faults.fetch_add(1, std::memory_order_relaxed);
       claim(t, page, is_write(flags), false, tid);
       lk.unlock();
-      if (PageWord::has_slot(w)) add_prefetch(t, page);
+      // prefetch_pages store-held neighbours come with a fetch.
+      if (PageWord::has_slot(w)) claim_following(t, page, core_.opts.prefetch_pages, true, false);
       else add_zero_ahead(t, page, is_write(flags));
       return;
     case PageState::kFetching:
@@ -199,18 +200,22 @@ void FaultHandler::claim(Table* t, uint64_t page, bool write, bool prefetch, uns
   pending_.push_back({t, page, write, prefetch, tid, 0, kZeroPage});
 }
 
-// Claims up to prefetch_pages absent, store-held neighbours after `page`.
-void FaultHandler::add_prefetch(Table* t, uint64_t page) {
-  for (unsigned i = 1; i <= core_.opts.prefetch_pages && page + i < t->pages; i++) {
-    std::lock_guard<std::mutex> lk(core_.lock_of(t, page + i));
-    uint64_t w = core_.word(t, page + i).load(std::memory_order_acquire);
-    if (PageWord::state(w) != PageState::kAbsent || !PageWord::has_slot(w)) break;
-    claim(t, page + i, false, true, 0);
+// Claims up to `count` pages after `page` that are absent and, as
+// `from_store` says, held in a store or never written; stops at the first
+// that is not. They are placed in the same batch, mapped as `write` says,
+// with nobody waiting on them.
+void FaultHandler::claim_following(Table* t, uint64_t page, uint64_t count, bool from_store,
+                                   bool write) {
+  for (uint64_t p = page + 1; p <= page + count && p < t->pages; p++) {
+    std::lock_guard<std::mutex> lk(core_.lock_of(t, p));
+    uint64_t w = core_.word(t, p).load(std::memory_order_acquire);
+    if (PageWord::state(w) != PageState::kAbsent || PageWord::has_slot(w) != from_store) break;
+    claim(t, p, write, true, 0);
   }
 }
 
-// First touch: claims up to zero_ahead_pages never-written neighbours after
-// `page`, zero-filled in the same batch and mapped as the touch was (writable
+// First touch: up to zero_ahead_pages never-written neighbours after `page`
+// are zero-filled in the same batch and mapped as the touch was (writable
 // for a write), while DRAM stays below its low watermark with them, so that
 // filling ahead never makes the evictor run. Why: a program fills a new
 // buffer front to back, one MISSING fault (a round trip through this thread)
@@ -218,13 +223,8 @@ void FaultHandler::add_prefetch(Table* t, uint64_t page) {
 void FaultHandler::add_zero_ahead(Table* t, uint64_t page, bool write) {
   int64_t room = static_cast<int64_t>(core_.residency.low_pages()) - core_.residency.resident() -
                  static_cast<int64_t>(pending_.size());
-  for (unsigned i = 1; i <= core_.opts.zero_ahead_pages && page + i < t->pages && room > 0;
-       i++, room--) {
-    std::lock_guard<std::mutex> lk(core_.lock_of(t, page + i));
-    uint64_t w = core_.word(t, page + i).load(std::memory_order_acquire);
-    if (PageWord::state(w) != PageState::kAbsent || PageWord::has_slot(w)) break;
-    claim(t, page + i, write, true, 0);
-  }
+  if (room <= 0) return;
+  claim_following(t, page, std::min<uint64_t>(core_.opts.zero_ahead_pages, room), false, write);
 }
 
 void FaultHandler::place_all() {
