@@ -1,6 +1,6 @@
 #include "page_moves.h"
 
-#include "uffd/page_state.h"
+#include "page/page_state.h"
 
 namespace mtier::daemon {
 

@@ -6,7 +6,7 @@
 #include <mutex>
 #include <new>
 
-#include "engine/runtime_scope.h"
+#include "util/runtime_scope.h"
 #include "engine_instance.h"
 #include "mtier.h"
 

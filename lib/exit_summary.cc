@@ -2,7 +2,7 @@
 // figures and those of the tables freed before.
 #include <cstdlib>
 
-#include "engine/runtime_scope.h"
+#include "util/runtime_scope.h"
 #include "interposer_state.h"
 #include "log/log.h"
 

@@ -14,7 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "engine/runtime_scope.h"
+#include "util/runtime_scope.h"
 
 namespace mtier::lib {
 

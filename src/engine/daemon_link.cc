@@ -9,9 +9,9 @@
 #include <chrono>
 #include <cstring>
 
-#include "engine/core.h"
+#include "page/core.h"
 #include "engine/engine.h"
-#include "engine/runtime_scope.h"
+#include "util/runtime_scope.h"
 #include "ipc/channel.h"
 #include "ipc/order_ring.h"
 #include "log/log.h"

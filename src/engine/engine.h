@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "config/options.h"
-#include "engine/core.h"
+#include "page/core.h"
 #include "engine/daemon_link.h"
-#include "engine/evictor.h"
+#include "evict/evictor.h"
 #include "ipc/segment.h"
 #include "uffd/fault_handler.h"
 

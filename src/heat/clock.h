@@ -7,14 +7,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/core.h"
+#include "page/core.h"
+#include "page/page_ref.h"
 
 namespace mtier {
-
-struct PageRef {
-  Table* table;
-  uint64_t page;
-};
 
 class ClockHand {
  public:

@@ -1,4 +1,4 @@
-#include "page_moves.h"
+#include "ipc/page_moves.h"
 
 namespace mtier::ipc {
 

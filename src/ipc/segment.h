@@ -31,7 +31,7 @@
 //   directory_offset  = 512: max_tables x TableEntry (80 bytes):
 //                       u32 id (0 = unused slot), u32 flags, u64 first_page,
 //                       u64 pages, u64 bytes, char name[48] (NUL-terminated)
-//   words_offset      region_pages x u64 page word (uffd/page_state.h); the
+//   words_offset      region_pages x u64 page word (page/page_state.h); the
 //                     runtime's page words live here, table t's at
 //                     words[t.first_page ..]
 //   hints_offset      region_pages x u8 keep priority, written by the daemon

@@ -9,7 +9,7 @@
 #include <mutex>
 #include <shared_mutex>
 
-#include "engine/runtime_scope.h"
+#include "util/runtime_scope.h"
 #include "log/log.h"
 #include "sys/uffd.h"
 

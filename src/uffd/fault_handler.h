@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "engine/core.h"
+#include "page/core.h"
 
 namespace mtier {
 

@@ -8,9 +8,9 @@
 #include <memory>
 #include <vector>
 
-#include "engine/core.h"
+#include "page/core.h"
 #include "heat/clock.h"
-#include "uffd/page_state.h"
+#include "page/page_state.h"
 
 namespace mtier {
 namespace {

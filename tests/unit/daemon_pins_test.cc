@@ -6,7 +6,7 @@
 
 #include "page_moves.h"
 #include "pins.h"
-#include "uffd/page_state.h"
+#include "page/page_state.h"
 
 namespace mtier::daemon {
 namespace {

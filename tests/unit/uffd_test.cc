@@ -5,7 +5,7 @@
 #include <set>
 #include <utility>
 
-#include "uffd/page_state.h"
+#include "page/page_state.h"
 
 namespace mtier {
 namespace {

@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "uffd/page_state.h"
+#include "page/page_state.h"
 
 namespace mtier {
 

@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "config/options.h"
-#include "engine/page_locks.h"
-#include "engine/residency.h"
-#include "engine/table_registry.h"
+#include "page/page_locks.h"
+#include "page/residency.h"
+#include "page/table_registry.h"
 #include "region/region.h"
 #include "store/store.h"
 

@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "engine/core.h"
+#include "page/core.h"
 #include "heat/clock.h"
 #include "heat/sampler.h"
 
@@ -61,10 +61,9 @@ class Evictor {
   std::vector<PageRef> demote(const std::vector<PageRef>& pages);
   void account_demotion(const PageRef& v, int node, std::vector<PageRef>* failed);
   // move_pages of runs of pages to `node` through the alias (the trainer's
-  // view zapped first, so the alias is the only mapping); calls
-  // moved(page, node_or_negative_errno) for each page.
-  template <typename F>
-  void move_runs(const std::vector<PageRef>& pages, int node, bool zap_view, F moved);
+  // view zapped first, so the alias is the only mapping). Returns, for each
+  // page, the node it is on now or a negative errno.
+  std::vector<int> move_runs(const std::vector<PageRef>& pages, int node, bool zap_view);
   void write_back(unsigned store, std::vector<PageRef>& group, int* err, uint64_t* freed);
 
   Core& core_;

@@ -1,4 +1,4 @@
-#include "uffd/page_state.h"
+#include "page/page_state.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -1,4 +1,4 @@
-#include "engine/residency.h"
+#include "page/residency.h"
 
 #include <chrono>
 

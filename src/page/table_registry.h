@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/table.h"
+#include "page/table.h"
 #include "region/extent_allocator.h"
 
 namespace mtier {

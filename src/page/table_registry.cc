@@ -1,4 +1,4 @@
-#include "engine/table_registry.h"
+#include "page/table_registry.h"
 
 #include <algorithm>
 #include <cerrno>

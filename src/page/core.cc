@@ -3,7 +3,7 @@
 
 #include <cerrno>
 
-#include "engine/core.h"
+#include "page/core.h"
 #include "sys/uffd.h"
 #include "sys/vm.h"
 

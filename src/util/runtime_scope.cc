@@ -1,4 +1,4 @@
-#include "engine/runtime_scope.h"
+#include "util/runtime_scope.h"
 
 namespace mtier {
 namespace {

@@ -1,13 +1,14 @@
-#include "engine/evictor.h"
+#include "evict/evictor.h"
+
+#include "evict/page_runs.h"
 
 #include <cerrno>
 #include <cstring>
 #include <mutex>
 #include <shared_mutex>
 
-#include "engine/runtime_scope.h"
+#include "util/runtime_scope.h"
 #include "log/log.h"
-#include "sys/numa.h"
 #include "sys/uffd.h"
 #include "sys/vm.h"
 
@@ -85,76 +86,6 @@ uint64_t Evictor::evict_pass(bool slow_tier) {
   return freed;
 }
 
-int Evictor::evict_range(int table_id, uint64_t first, uint64_t count, bool dram_only) {
-  std::lock_guard<std::mutex> pass(pass_mu_);
-  std::shared_lock<std::shared_mutex> tables(core_.tables.mutex());
-  Table* t = core_.tables.by_id(table_id);
-  if (!t) return -ENOENT;
-  std::vector<PageRef> victims;
-  int err = 0;
-  auto flush = [&] {
-    if (dram_only && core_.has_slow_tier())
-      demote_or_evict(victims, &err, true);
-    else
-      evict(victims, true, &err);
-    victims.clear();
-  };
-  // No unlocked pre-filter on the state: a page the handler is placing
-  // right now is FETCHING until it lets go of the page lock, and must not
-  // be skipped. start_run decides under the page locks. (The slow bit only
-  // changes on this thread, under pass_mu_.)
-  uint64_t end = first + std::min(count, t->pages);
-  end = std::min(t->pages, end);
-  for (uint64_t p = first; p < end; p++) {
-    uint64_t w = core_.word(t, p).load();
-    if (PageWord::state(w) == PageState::kAbsent) continue;
-    if (dram_only && PageWord::slow(w)) continue;
-    victims.push_back({t, p});
-    if (victims.size() == core_.opts.evict_batch) flush();
-  }
-  if (!victims.empty()) flush();
-  core_.residency.notify_progress();
-  return err;
-}
-
-namespace {
-
-// Holds the page locks of a run of consecutive pages of one table. The
-// evictor is the only thread that holds more than one page lock (its passes
-// are serialised by pass_mu_), so the order needs no care; a run is shorter
-// than the stripe count, so its stripes are distinct.
-class RunLock {
- public:
-  RunLock(Core& core, Table* t, uint64_t first, size_t n) : core_(core), t_(t), first_(first), n_(n) {
-    for (size_t i = 0; i < n_; i++) core_.lock_of(t_, first_ + i).lock();
-  }
-  ~RunLock() {
-    for (size_t i = n_; i-- > 0;) core_.lock_of(t_, first_ + i).unlock();
-  }
-
- private:
-  Core& core_;
-  Table* t_;
-  uint64_t first_;
-  size_t n_;
-};
-
-constexpr size_t kMaxRun = 256;
-
-// Calls f(i, j) for each maximal run refs[i..j) of consecutive pages of one table.
-template <class F>
-void for_each_run(const std::vector<PageRef>& refs, F f) {
-  for (size_t i = 0; i < refs.size();) {
-    size_t j = i + 1;
-    while (j < refs.size() && j - i < kMaxRun && refs[j].table == refs[i].table &&
-           refs[j].page == refs[j - 1].page + 1)
-      j++;
-    f(i, j);
-    i = j;
-  }
-}
-
-}  // namespace
 
 uint64_t Evictor::evict(const std::vector<PageRef>& victims, bool force, int* err) {
   uint64_t freed = 0;
@@ -310,103 +241,6 @@ int Evictor::assign_slot(const PageRef& v) {
                     static_cast<unsigned long long>(v.page));
   full_logged_ = true;
   return -ENOSPC;
-}
-
-// Moves cold DRAM pages to the slow memory tier while it has room, and
-// evicts the rest to a store. Returns the DRAM pages freed.
-uint64_t Evictor::demote_or_evict(const std::vector<PageRef>& victims, int* err, bool force) {
-  int64_t room = static_cast<int64_t>(core_.slow.budget_pages()) - core_.slow.resident();
-  size_t n = static_cast<size_t>(std::clamp<int64_t>(room, 0, victims.size()));
-  std::vector<PageRef> rest = demote(std::vector<PageRef>(victims.begin(), victims.begin() + n));
-  uint64_t moved = n - rest.size();
-  rest.insert(rest.end(), victims.begin() + n, victims.end());
-  return moved + (rest.empty() ? 0 : evict(rest, force, err));
-}
-
-// move_pages through the alias mapping: the pages stay resident and mapped
-// (a MINOR fault away), only their node changes. With the trainer's view
-// zapped (zap_view; a CLOCK victim's is already), the alias, populated for
-// the move and zapped after, is the page's only mapping: MPOL_MF_MOVE
-// refuses shared pages. Only the evictor changes tiers or punches, and the
-// registry is held shared, so the pages stay resident throughout.
-template <typename F>
-void Evictor::move_runs(const std::vector<PageRef>& pages, int node, bool zap_view, F moved) {
-  std::vector<const void*> addrs;
-  std::vector<int> nodes, status;
-  for_each_run(pages, [&](size_t i, size_t j) {
-    size_t n = j - i;
-    char* alias = core_.alias_of(pages[i].table, pages[i].page);
-    if (zap_view)
-      (void)sys::zap(core_.region->base() + core_.region_offset(pages[i].table, pages[i].page),
-                     n * 4096);
-    addrs.resize(n);
-    for (size_t k = 0; k < n; k++) addrs[k] = alias + k * 4096;
-    nodes.assign(n, node);
-    status.assign(n, -1);
-    long rc = sys::populate_read(alias, n * 4096);
-    if (rc == 0)
-      rc = sys::move_pages(0, n, addrs.data(), nodes.data(), status.data(), MPOL_MF_MOVE);
-    (void)sys::zap(alias, n * 4096);
-    for (size_t k = 0; k < n; k++) moved(pages[i + k], rc >= 0 ? status[k] : -1);
-  });
-}
-
-// A daemon's demotion order takes pages the trainer may have mapped (the
-// CLOCK's victims are zapped already), so the view is zapped in both cases.
-// Returns the pages that did not move.
-std::vector<PageRef> Evictor::demote(const std::vector<PageRef>& pages) {
-  std::vector<PageRef> failed;
-  move_runs(pages, core_.opts.slow_node, true,
-            [&](const PageRef& v, int node) { account_demotion(v, node, &failed); });
-  core_.counters.demote_failures.fetch_add(failed.size(), std::memory_order_relaxed);
-  return failed;
-}
-
-// A slow page may be mapped in the trainer's view (a MINOR fault since its
-// demotion mapped it): that view is zapped first, so the alias is the only
-// mapping and MPOL_MF_MOVE moves it. An access racing the move maps the page
-// again; move_pages then leaves it where it is, and it stays slow.
-long Evictor::promote_range(int table_id, uint64_t first, uint64_t count) {
-  std::lock_guard<std::mutex> pass(pass_mu_);
-  std::shared_lock<std::shared_mutex> tables(core_.tables.mutex());
-  Table* t = core_.tables.by_id(table_id);
-  if (!t) return -ENOENT;
-  int64_t room = static_cast<int64_t>(core_.residency.high_pages()) - core_.residency.resident();
-  std::vector<PageRef> pages;
-  uint64_t end = first + std::min(count, t->pages);
-  end = std::min(t->pages, end);
-  for (uint64_t p = first; p < end && static_cast<int64_t>(pages.size()) < room; p++) {
-    uint64_t w = core_.word(t, p).load();
-    if (PageWord::resident(w) && PageWord::slow(w)) pages.push_back({t, p});
-  }
-  int dram = core_.opts.dram_node >= 0 ? core_.opts.dram_node : 0;
-  long moved = 0, failed = 0;
-  move_runs(pages, dram, true, [&](const PageRef& v, int node) {
-    if (node != dram) {
-      failed++;
-      return;
-    }
-    set_slow(core_.word(v.table, v.page), false);
-    core_.slow.sub(1);
-    core_.residency.add(1);
-    v.table->counters.promotions.fetch_add(1, std::memory_order_relaxed);
-    v.table->counters.slow_pages.fetch_sub(1, std::memory_order_relaxed);
-    moved++;
-  });
-  core_.counters.demote_failures.fetch_add(failed, std::memory_order_relaxed);
-  return moved;
-}
-
-void Evictor::account_demotion(const PageRef& v, int node, std::vector<PageRef>* failed) {
-  if (node != core_.opts.slow_node) {
-    failed->push_back(v);
-    return;
-  }
-  set_slow(core_.word(v.table, v.page), true);
-  core_.residency.sub(1);
-  core_.slow.add(1);
-  v.table->counters.demotions.fetch_add(1, std::memory_order_relaxed);
-  v.table->counters.slow_pages.fetch_add(1, std::memory_order_relaxed);
 }
 
 void Evictor::write_back(unsigned s, std::vector<PageRef>& group, int* err, uint64_t* freed) {
