@@ -6,9 +6,9 @@
 #include <mutex>
 #include <new>
 
-#include "util/runtime_scope.h"
 #include "engine_instance.h"
 #include "mtier.h"
+#include "util/runtime_scope.h"
 
 namespace {
 

@@ -2,9 +2,9 @@
 // figures and those of the tables freed before.
 #include <cstdlib>
 
-#include "util/runtime_scope.h"
 #include "interposer_state.h"
 #include "log/log.h"
+#include "util/runtime_scope.h"
 
 namespace mtier::lib {
 namespace {

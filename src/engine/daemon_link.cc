@@ -9,13 +9,13 @@
 #include <chrono>
 #include <cstring>
 
-#include "page/core.h"
 #include "engine/engine.h"
-#include "util/runtime_scope.h"
 #include "ipc/channel.h"
 #include "ipc/order_ring.h"
 #include "log/log.h"
+#include "page/core.h"
 #include "sys/unix_socket.h"
+#include "util/runtime_thread.h"
 
 namespace mtier {
 namespace {
@@ -38,8 +38,14 @@ int DaemonLink::start() {
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake_fd_ < 0) return -errno;
   running_ = true;
-  thread_ = std::thread([this] { run(); });
-  return 0;
+  int rc = start_runtime_thread(&thread_, "daemon link", "the daemon's policy no longer applies",
+                                [this] { run(); });
+  if (rc < 0) {
+    running_ = false;
+    close(wake_fd_);
+    wake_fd_ = -1;
+  }
+  return rc;
 }
 
 void DaemonLink::stop() {
@@ -67,7 +73,6 @@ std::string DaemonLink::state() const {
 }
 
 void DaemonLink::run() {
-  RuntimeScope runtime;  // this thread is the runtime: the preload passes it through
   auto next_try = std::chrono::steady_clock::now();
   while (running_.load(std::memory_order_acquire)) {
     if (fd_ < 0 && std::chrono::steady_clock::now() >= next_try) {

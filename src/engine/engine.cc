@@ -9,19 +9,20 @@
 
 #include "log/log.h"
 #include "sys/numa.h"
+#include "sys/page_size.h"
 #include "sys/uffd.h"
 #include "sys/vm.h"
 
 namespace mtier {
 
 int Engine::create_table(const std::string& name, uint64_t bytes, void** addr) {
-  std::unique_lock<std::shared_mutex> lk(core_->tables.mutex());
+  std::unique_lock lk(core_->tables.mutex());
   int err = 0;
   Table* t = core_->tables.add(name, bytes, &err);
   if (!t) return err;
   // Its pages may have been left PROT_NONE by a previous owner of the range
   // (the preload makes unmapped memory fault as the kernel would).
-  if ((err = sys::protect(t->base, t->pages * 4096, true)) < 0) {
+  if ((err = sys::protect(t->base, t->pages * kPageSize, true)) < 0) {
     core_->tables.remove(t);
     return err;
   }
@@ -41,19 +42,21 @@ int Engine::create_table(const std::string& name, uint64_t bytes, void** addr) {
 
 // Drops pages [first, first+count) of `t`: slots freed, memory punched, PTEs
 // and poison markers zapped. Caller holds the registry exclusively, so no
-// page is FETCHING or EVICTING (those live only inside a shared-lock batch).
+// page is FETCHING (those live only inside a shared-lock batch); each page
+// still changes state under its stripe lock and through transition(), as
+// the LOCKING contract (page/core.h) says of every page word.
 void Engine::drop_pages(Table* t, uint64_t first, uint64_t count) {
   int64_t resident = 0, slow = 0;
   for (uint64_t p = first; p < first + count; p++) {
-    PageWordAtomic& w = t->words[p];
+    std::lock_guard pl(core_->lock_of(t, p));
+    PageWordAtomic& w = core_->word(t, p);
     uint64_t v = w.load(std::memory_order_acquire);
     if (PageWord::has_slot(v)) core_->stores[PageWord::store(v)]->free_slot(PageWord::slot(v));
     if (PageWord::resident(v)) (PageWord::slow(v) ? slow : resident)++;
-    if (PageWord::state(v) != PageState::kAbsent) transition(w, PageEvent::kDiscard, t->id, p);
-    w.store(0, std::memory_order_release);
+    transition(w, PageEvent::kDiscard, t->id, p);  // the whole word cleared
   }
-  (void)sys::zap(t->page_addr(first), count * 4096);
-  (void)core_->region->punch(core_->region_offset(t, first), count * 4096);
+  (void)sys::zap(t->page_addr(first), count * kPageSize);
+  (void)core_->region->punch(core_->region_offset(t, first), count * kPageSize);
   core_->residency.sub(resident);
   core_->slow.sub(slow);
   t->counters.resident_pages.fetch_sub(resident + slow, std::memory_order_relaxed);
@@ -62,7 +65,7 @@ void Engine::drop_pages(Table* t, uint64_t first, uint64_t count) {
 }
 
 int Engine::free_table(int id) {
-  std::unique_lock<std::shared_mutex> lk(core_->tables.mutex());
+  std::unique_lock lk(core_->tables.mutex());
   Table* t = core_->tables.by_id(id);
   if (!t) return -ENOENT;
   drop_pages(t, 0, t->pages);
@@ -78,40 +81,40 @@ int Engine::free_table(int id) {
 
 int Engine::discard(void* addr, uint64_t len) {
   auto a = reinterpret_cast<uintptr_t>(addr);
-  if ((a | len) & 4095) return -EINVAL;
-  std::unique_lock<std::shared_mutex> lk(core_->tables.mutex());
+  if ((a | len) & (kPageSize - 1)) return -EINVAL;
+  std::unique_lock lk(core_->tables.mutex());
   Table* t = core_->tables.find(addr);
   if (!t) return -ENOENT;
   uint64_t first = t->page_of(addr);
-  if (first + len / 4096 > t->pages) return -EINVAL;
-  if (len) drop_pages(t, first, len / 4096);
+  if (first + len / kPageSize > t->pages) return -EINVAL;
+  if (len) drop_pages(t, first, len / kPageSize);
   return 0;
 }
 
 int Engine::page_node(const void* addr) {
-  std::shared_lock<std::shared_mutex> lk(core_->tables.mutex());
+  std::shared_lock lk(core_->tables.mutex());
   Table* t = core_->tables.find(addr);
   if (!t) return -ENOENT;
   uint64_t page = t->page_of(addr);
-  std::lock_guard<std::mutex> pl(core_->lock_of(t, page));
+  std::lock_guard pl(core_->lock_of(t, page));
   if (!PageWord::resident(core_->word(t, page).load())) return -ENOENT;
   char* alias = core_->alias_of(t, page);
   int status = -ENOENT;
   const void* a = alias;
-  int rc = sys::populate_read(alias, 4096);
+  int rc = sys::populate_read(alias, kPageSize);
   if (rc == 0 && sys::move_pages(0, 1, &a, nullptr, &status, 0) < 0) status = -EIO;
-  (void)sys::zap(alias, 4096);
+  (void)sys::zap(alias, kPageSize);
   return rc < 0 ? rc : status;
 }
 
 int Engine::find_table(const void* addr) {
-  std::shared_lock<std::shared_mutex> lk(core_->tables.mutex());
+  std::shared_lock lk(core_->tables.mutex());
   Table* t = core_->tables.find(addr);
   return t ? t->id : -ENOENT;
 }
 
 int Engine::table_stats(int id, TableStats* out) {
-  std::shared_lock<std::shared_mutex> lk(core_->tables.mutex());
+  std::shared_lock lk(core_->tables.mutex());
   Table* t = core_->tables.by_id(id);
   if (!t) return -ENOENT;
   const TableCounters& c = t->counters;
@@ -131,7 +134,7 @@ int Engine::table_stats(int id, TableStats* out) {
 }
 
 int Engine::table_map(int id, size_t buckets, std::vector<ExtentInfo>* out) {
-  std::shared_lock<std::shared_mutex> lk(core_->tables.mutex());
+  std::shared_lock lk(core_->tables.mutex());
   Table* t = core_->tables.by_id(id);
   if (!t) return -ENOENT;
   if (buckets == 0) return -EINVAL;
@@ -155,19 +158,19 @@ int Engine::table_map(int id, size_t buckets, std::vector<ExtentInfo>* out) {
 int Engine::evict_table(int id) { return evictor_->evict_range(id, 0, UINT64_MAX, false); }
 
 EngineStats Engine::stats() {
-  std::shared_lock<std::shared_mutex> lk(core_->tables.mutex());
+  std::shared_lock lk(core_->tables.mutex());
   const Residency& r = core_->residency;
   const EngineCounters& c = core_->counters;
-  EngineStats s{r.budget_pages() * 4096, r.high_pages() * 4096, r.low_pages() * 4096,
-                static_cast<uint64_t>(std::max<int64_t>(r.resident(), 0)) * 4096, r.peak() * 4096,
+  EngineStats s{r.budget_pages() * kPageSize, r.high_pages() * kPageSize, r.low_pages() * kPageSize,
+                static_cast<uint64_t>(std::max<int64_t>(r.resident(), 0)) * kPageSize, r.peak() * kPageSize,
                 core_->region->bytes(), core_->tables.ordered().size(),
                 c.wild_faults.load(), c.store_full.load(), c.store_errors.load(),
-                c.sampled_pages.load(), r.overruns(), core_->slow.budget_pages() * 4096,
-                static_cast<uint64_t>(std::max<int64_t>(core_->slow.resident(), 0)) * 4096,
-                c.demote_failures.load(), core_->slow.peak() * 4096, {}};
+                c.sampled_pages.load(), r.overruns(), core_->slow.budget_pages() * kPageSize,
+                static_cast<uint64_t>(std::max<int64_t>(core_->slow.resident(), 0)) * kPageSize,
+                c.demote_failures.load(), core_->slow.peak() * kPageSize, {}};
   for (auto& st : core_->stores)
-    s.stores.push_back({st->kind(), st->path(), st->mode(), st->capacity_slots() * 4096,
-                        st->used_slots() * 4096});
+    s.stores.push_back({st->kind(), st->path(), st->mode(), st->capacity_slots() * kPageSize,
+                        st->used_slots() * kPageSize});
   return s;
 }
 
@@ -188,7 +191,7 @@ std::string Engine::describe() const {
   }
   for (auto& st : core_->stores) {
     snprintf(buf, sizeof buf, "; %s store %s (%s, %.1f MiB)", st->kind(), st->path().c_str(),
-             st->mode().c_str(), st->capacity_slots() * 4096 / 1048576.0);
+             st->mode().c_str(), st->capacity_slots() * kPageSize / 1048576.0);
     out += buf;
   }
   if (core_->stores.empty()) out += "; no store (pages cannot leave DRAM)";

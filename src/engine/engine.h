@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "config/options.h"
-#include "page/core.h"
 #include "engine/daemon_link.h"
 #include "evict/evictor.h"
 #include "ipc/segment.h"
+#include "page/core.h"
 #include "uffd/fault_handler.h"
 
 namespace mtier {

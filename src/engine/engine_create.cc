@@ -8,6 +8,7 @@
 #include "engine/engine.h"
 #include "log/log.h"
 #include "sys/numa.h"
+#include "sys/page_size.h"
 #include "sys/uffd.h"
 #include "sys/vm.h"
 
@@ -20,7 +21,7 @@ constexpr uint64_t kFeatures = UFFD_FEATURE_MISSING_SHMEM | UFFD_FEATURE_MINOR_S
 constexpr uint64_t kRequired = UFFD_FEATURE_MISSING_SHMEM | UFFD_FEATURE_MINOR_SHMEM |
                                UFFD_FEATURE_WP_HUGETLBFS_SHMEM | UFFD_FEATURE_THREAD_ID;
 
-uint64_t round_pages(uint64_t b) { return b & ~uint64_t{4095}; }
+uint64_t round_pages(uint64_t b) { return b & kPageMask; }
 
 // Fills in the "auto" (0) sizes from the machine.
 Options resolve_sizes(Options o) {
@@ -30,7 +31,7 @@ Options resolve_sizes(Options o) {
   if (o.store_path.empty()) o.store_path = "/var/tmp";
   if (!o.region_bytes) o.region_bytes = std::max<uint64_t>(64ull << 30, ram + o.store_bytes + o.pmem_bytes);
   o.region_bytes = round_pages(o.region_bytes);
-  o.dram_bytes = std::max<uint64_t>(round_pages(o.dram_bytes), 4096);
+  o.dram_bytes = std::max<uint64_t>(round_pages(o.dram_bytes), kPageSize);
   if (!o.queue_depth) o.queue_depth = 1;
   return o;
 }
@@ -91,7 +92,7 @@ int open_uffd(Core& core) {
     close(fd);
     return -ENOTSUP;
   }
-  core.uffd = fd;
+  core.uffd = std::make_unique<sys::Uffd>(fd);
   core.uffd_features = got;
   int probe = sys::uffd_probe_continue_wp(fd);
   // MTIER_TEST_NO_CONTINUE_WP: the tests' way to run the fallback of a
@@ -140,7 +141,7 @@ std::unique_ptr<Engine> Engine::create(const Options& given, int* err) {
 // refused) the engine runs with private words and no daemon, and says so.
 void Engine::open_segment() {
   Region& r = *core_->region;
-  int rc = ipc::Segment::create(r.bytes() / 4096, kDirectoryTables, kRingSlots,
+  int rc = ipc::Segment::create(r.bytes() / kPageSize, kDirectoryTables, kRingSlots,
                                 reinterpret_cast<uintptr_t>(r.base()), &segment_);
   if (rc < 0) {
     MTIER_LOG_WARN("shared segment for mtierd: %s; no daemon policy", strerror(-rc));
@@ -154,9 +155,9 @@ Engine::~Engine() {
   if (link_) link_->stop();
   if (evictor_) evictor_->stop();
   if (handler_) handler_->stop();
-  if (core_ && core_->uffd >= 0) {
-    (void)sys::uffd_unregister(core_->uffd, core_->region->base(), core_->region->bytes());
-    close(core_->uffd);
+  if (core_ && core_->uffd) {
+    (void)sys::uffd_unregister(core_->uffd->fd(), core_->region->base(), core_->region->bytes());
+    close(core_->uffd->fd());
   }
 }
 

@@ -14,7 +14,7 @@ int Engine::evict_range(int table_id, uint64_t first, uint64_t count, bool one_t
 }
 
 int Engine::table_first_page(int table_id, uint64_t* first) {
-  std::shared_lock<std::shared_mutex> lk(core_->tables.mutex());
+  std::shared_lock lk(core_->tables.mutex());
   Table* t = core_->tables.by_id(table_id);
   if (!t) return -ENOENT;
   *first = t->first_page;

@@ -7,10 +7,11 @@
 #include <mutex>
 #include <shared_mutex>
 
-#include "util/runtime_scope.h"
 #include "log/log.h"
+#include "sys/page_size.h"
 #include "sys/uffd.h"
 #include "sys/vm.h"
+#include "util/runtime_thread.h"
 
 namespace mtier {
 
@@ -18,21 +19,28 @@ Evictor::Evictor(Core& core) : core_(core), hand_(core, false), sampler_(core) {
 
 Evictor::~Evictor() { stop(); }
 
+int Evictor::prepare() {
+  if (!channels_.empty() || core_.stores.empty()) return 0;
+  return open_channels(core_, &channels_);
+}
+
 int Evictor::start() {
-  if (int rc = open_channels(core_, &channels_); rc < 0) return rc;
+  if (int rc = prepare(); rc < 0) return rc;
   running_ = true;
-  thread_ = std::thread([this] { run(); });
-  return 0;
+  int rc = start_runtime_thread(&thread_, "evictor", "DRAM is no longer made room in",
+                                [this] { run(); });
+  if (rc < 0) running_ = false;
+  return rc;
 }
 
 void Evictor::stop() {
   if (!running_.exchange(false)) return;
+  stopping_ = true;
   core_.residency.kick();
   thread_.join();
 }
 
 void Evictor::run() {
-  RuntimeScope runtime;  // this thread is the runtime: the preload passes it through
   while (running_.load(std::memory_order_acquire)) {
     core_.residency.wait_for_work(20);
     if (!running_.load(std::memory_order_acquire)) break;
@@ -58,8 +66,8 @@ bool Evictor::sampling_useful() const {
 }
 
 uint64_t Evictor::evict_pass(bool slow_tier) {
-  std::lock_guard<std::mutex> pass(pass_mu_);
-  std::shared_lock<std::shared_mutex> tables(core_.tables.mutex());
+  std::lock_guard pass(pass_mu_);
+  std::shared_lock tables(core_.tables.mutex());
   Residency& r = slow_tier ? core_.slow : core_.residency;
   uint64_t target = std::max<uint64_t>(r.excess_over_low(), 1);
   uint64_t total = 0;
@@ -68,7 +76,7 @@ uint64_t Evictor::evict_pass(bool slow_tier) {
   std::vector<PageRef> victims;
   int err = 0;
   // Two rotations at most: the first may only clear referenced bits.
-  while (freed < target && visited <= 2 * total + 1 && running_.load()) {
+  while (freed < target && visited <= 2 * total + 1 && !stopping_.load()) {
     victims.clear();
     // The daemon's hints steer the first rotation only: stale or greedy
     // hints never stop eviction.
@@ -145,7 +153,7 @@ uint64_t Evictor::punch_and_commit(const PageRef* run, size_t n, std::vector<boo
     }
     size_t j = i;
     while (j < n && mark[j]) j++;
-    int rc = core_.region->punch(core_.region_offset(t, run[i].page), (j - i) * 4096);
+    int rc = core_.region->punch(core_.region_offset(t, run[i].page), (j - i) * kPageSize);
     for (size_t k = i; k < j; k++) {
       if (rc < 0) {
         fail_run_page(run[k], rc);
@@ -178,7 +186,7 @@ void Evictor::fail_run_page(const PageRef& v, int err) {
   }
   if (PageWord::state(w.load(std::memory_order_acquire)) != PageState::kEvicting) return;
   transition(w, PageEvent::kWritebackFailed, v.table->id, v.page);
-  (void)sys::uffd_writeprotect(core_.uffd, v.table->page_addr(v.page), 4096, false);
+  (void)core_.uffd->writeprotect(v.table->page_addr(v.page), kPageSize, false);
 }
 
 // Finishes the eviction of a run of written-back (or failed) pages: those
@@ -205,14 +213,14 @@ void Evictor::write_protect(const std::vector<PageRef>& pages) {
     while (j < pages.size() && pages[j].table == pages[i].table &&
            pages[j].page == pages[j - 1].page + 1)
       j++;
-    int rc = sys::uffd_writeprotect(core_.uffd, pages[i].table->page_addr(pages[i].page),
-                                    (j - i) * 4096, true);
+    int rc = core_.uffd->writeprotect(pages[i].table->page_addr(pages[i].page),
+                                      (j - i) * kPageSize, true);
     if (rc < 0) {
       MTIER_LOG_ERROR("evict: write-protect of table %s pages %llu-%llu: %s",
                       pages[i].table->name.c_str(), (unsigned long long)pages[i].page,
                       (unsigned long long)pages[j - 1].page, strerror(-rc));
       for (size_t k = i; k < j; k++) {
-        std::lock_guard<std::mutex> lk(core_.lock_of(pages[k].table, pages[k].page));
+        std::lock_guard lk(core_.lock_of(pages[k].table, pages[k].page));
         fail_run_page(pages[k], rc);
       }
     }
@@ -254,7 +262,7 @@ void Evictor::write_back(unsigned s, std::vector<PageRef>& group, int* err, uint
       const PageRef& v = group[i + k];
       uint64_t slot = PageWord::slot(core_.word(v.table, v.page).load());
       void* buf = ch.buffer(static_cast<unsigned>(k));
-      memcpy(buf, core_.alias_of(v.table, v.page), 4096);
+      memcpy(buf, core_.alias_of(v.table, v.page), kPageSize);
       ios.push_back({slot, buf, 0});
     }
     int rc = ch.write_pages(ios.data(), n);

@@ -11,9 +11,9 @@
 #include <thread>
 #include <vector>
 
-#include "page/core.h"
 #include "heat/clock.h"
 #include "heat/sampler.h"
+#include "page/core.h"
 
 namespace mtier {
 
@@ -21,8 +21,12 @@ class Evictor {
  public:
   explicit Evictor(Core& core);
   ~Evictor();
+  // prepare(), then starts the thread. 0 or -errno.
   [[nodiscard]] int start();
   void stop();
+  // Opens the store channels (idempotent): what a test that drives the
+  // passes itself needs instead of start(). 0 or -errno.
+  [[nodiscard]] int prepare();
 
   // One pass over DRAM (or the slow tier) down to its low watermark (the
   // thread's body; public for tests). Returns the pages freed from that
@@ -72,8 +76,9 @@ class Evictor {
   std::vector<std::unique_ptr<StoreChannel>> channels_;
   std::thread thread_;
   std::atomic<bool> running_{false};
-  std::mutex pass_mu_;
-  bool full_logged_ = false;  // "store full" said since the last slot found  // one pass at a time (thread vs evict_table)
+  std::atomic<bool> stopping_{false};  // stop() cuts a pass short (a pass runs without the thread in tests)
+  RankedMutex<LockRank::kEvictPass> pass_mu_;  // one pass at a time (thread vs orders)
+  bool full_logged_ = false;  // "store full" said since the last slot found
 };
 
 }  // namespace mtier

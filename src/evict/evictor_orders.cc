@@ -13,8 +13,8 @@
 namespace mtier {
 
 int Evictor::evict_range(int table_id, uint64_t first, uint64_t count, bool dram_only) {
-  std::lock_guard<std::mutex> pass(pass_mu_);
-  std::shared_lock<std::shared_mutex> tables(core_.tables.mutex());
+  std::lock_guard pass(pass_mu_);
+  std::shared_lock tables(core_.tables.mutex());
   Table* t = core_.tables.by_id(table_id);
   if (!t) return -ENOENT;
   std::vector<PageRef> victims;
@@ -49,8 +49,8 @@ int Evictor::evict_range(int table_id, uint64_t first, uint64_t count, bool dram
 // mapping and MPOL_MF_MOVE moves it. An access racing the move maps the page
 // again; move_pages then leaves it where it is, and it stays slow.
 long Evictor::promote_range(int table_id, uint64_t first, uint64_t count) {
-  std::lock_guard<std::mutex> pass(pass_mu_);
-  std::shared_lock<std::shared_mutex> tables(core_.tables.mutex());
+  std::lock_guard pass(pass_mu_);
+  std::shared_lock tables(core_.tables.mutex());
   Table* t = core_.tables.by_id(table_id);
   if (!t) return -ENOENT;
   int64_t room = static_cast<int64_t>(core_.residency.high_pages()) - core_.residency.resident();

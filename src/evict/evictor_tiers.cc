@@ -8,6 +8,7 @@
 
 #include "evict/page_runs.h"
 #include "sys/numa.h"
+#include "sys/page_size.h"
 #include "sys/vm.h"
 
 namespace mtier {
@@ -37,15 +38,15 @@ std::vector<int> Evictor::move_runs(const std::vector<PageRef>& pages, int node,
     char* alias = core_.alias_of(pages[i].table, pages[i].page);
     if (zap_view)
       (void)sys::zap(core_.region->base() + core_.region_offset(pages[i].table, pages[i].page),
-                     n * 4096);
+                     n * kPageSize);
     addrs.resize(n);
-    for (size_t k = 0; k < n; k++) addrs[k] = alias + k * 4096;
+    for (size_t k = 0; k < n; k++) addrs[k] = alias + k * kPageSize;
     nodes.assign(n, node);
     status.assign(n, -1);
-    long rc = sys::populate_read(alias, n * 4096);
+    long rc = sys::populate_read(alias, n * kPageSize);
     if (rc == 0)
       rc = sys::move_pages(0, n, addrs.data(), nodes.data(), status.data(), MPOL_MF_MOVE);
-    (void)sys::zap(alias, n * 4096);
+    (void)sys::zap(alias, n * kPageSize);
     for (size_t k = 0; k < n; k++) where[i + k] = rc >= 0 ? status[k] : -1;
   });
   return where;

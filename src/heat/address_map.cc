@@ -4,10 +4,12 @@
 #include <cerrno>
 #include <utility>
 
+#include "sys/page_size.h"
+
 namespace mtier {
 
 AddressMap::AddressMap(uint64_t page_size) : page_size_(page_size), page_shift_(0) {
-  if (page_size_ < 512 || (page_size_ & (page_size_ - 1)) != 0) page_size_ = 4096;
+  if (page_size_ < 512 || (page_size_ & (page_size_ - 1)) != 0) page_size_ = kPageSize;
   while ((uint64_t{1} << page_shift_) < page_size_) page_shift_++;
 }
 

@@ -12,6 +12,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "sys/page_size.h"
+
 namespace mtier {
 
 struct AddressRange {
@@ -27,8 +29,8 @@ struct AddressHit {
 
 class AddressMap {
  public:
-  // `page_size`: a power of two, at least 512 (else 4096 is used).
-  explicit AddressMap(uint64_t page_size = 4096);
+  // `page_size`: a power of two, at least 512 (else kPageSize is used).
+  explicit AddressMap(uint64_t page_size = kPageSize);
 
   // Sets the ranges of `pid`, replacing what it had (an empty list removes
   // it). -EINVAL, leaving the map as it was, if a range is empty, not page

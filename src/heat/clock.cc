@@ -1,5 +1,6 @@
 #include "heat/clock.h"
 
+#include "sys/page_size.h"
 #include "sys/vm.h"
 
 namespace mtier {
@@ -14,7 +15,7 @@ bool kept_by_hint(const uint8_t* hints, uint64_t region_page) {
 
 void ClockHand::flush_zap() {
   if (zap_len_) (void)sys::zap(zap_start_, zap_len_);
-  core_.counters.sampled_pages.fetch_add(zap_len_ / 4096, std::memory_order_relaxed);
+  core_.counters.sampled_pages.fetch_add(zap_len_ / kPageSize, std::memory_order_relaxed);
   zap_len_ = 0;
 }
 
@@ -46,11 +47,11 @@ uint64_t ClockHand::sweep(uint64_t budget, std::vector<PageRef>* cold, size_t ma
       if (test_and_clear_referenced(w)) {
         char* a = t->page_addr(page);
         if (zap_len_ && zap_start_ + zap_len_ == a) {
-          zap_len_ += 4096;
+          zap_len_ += kPageSize;
         } else {
           flush_zap();
           zap_start_ = a;
-          zap_len_ = 4096;
+          zap_len_ = kPageSize;
         }
       } else if (cold) {
         cold->push_back({t, page});

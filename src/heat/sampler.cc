@@ -14,7 +14,7 @@ void Sampler::tick() {
   // come back and zap in a burst.
   if (credit_ > static_cast<double>(core_.opts.scan_rate)) credit_ = core_.opts.scan_rate;
   if (credit_ < 1) return;
-  std::shared_lock<std::shared_mutex> tables(core_.tables.mutex());
+  std::shared_lock tables(core_.tables.mutex());
   credit_ -= static_cast<double>(hand_.sweep(static_cast<uint64_t>(credit_), nullptr, 0));
   if (credit_ < 0) credit_ = 0;
 }

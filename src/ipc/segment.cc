@@ -10,13 +10,14 @@
 #include <cstring>
 #include <utility>
 
+#include "sys/page_size.h"
 #include "sys/shm.h"
 #include "sys/vm.h"
 
 namespace mtier::ipc {
 namespace {
 
-constexpr uint64_t kSectionAlign = 4096;
+constexpr uint64_t kSectionAlign = kPageSize;  // a freed section can be given back
 constexpr size_t kSlotWords = sizeof(DirectorySlot) / 8;
 // read_directory: attempts before -EAGAIN; the first few spin, the rest
 // yield (the writer may be another process, preempted mid-write).

@@ -19,7 +19,7 @@ int open_channels(Core& core, std::vector<std::unique_ptr<StoreChannel>>* out) {
 }
 
 void fail_access(Core& core, void* addr, unsigned tid) {
-  if ((core.uffd_features & UFFD_FEATURE_POISON) && sys::uffd_poison(core.uffd, addr, 4096) == 0)
+  if ((core.uffd_features & UFFD_FEATURE_POISON) && core.uffd->poison(addr, kPageSize) == 0)
     return;
   if (tid) (void)sys::signal_thread(static_cast<pid_t>(tid), SIGBUS);
 }

@@ -1,6 +1,53 @@
 // The state the engine's threads share: the region, its userfaultfd, the
 // tables, the page locks, the budget and the stores. Owned by Engine; the
 // fault handler, evictor and sampler each hold a reference.
+//
+// LOCKING
+// -------
+// The locks of the runtime, what each guards, and the one order in which a
+// thread may take them (a thread holding one may take only a later one).
+// Builds configured with lock checks (--enable-sanitizers, or
+// --enable-lock-checks) assert the order of the three ranked locks at run
+// time (page/lock_order.h).
+//
+//   1. Evictor::pass_mu_ (rank kEvictPass): one eviction pass or daemon order
+//      (evict_range, promote_range) at a time; the CLOCK hands and the tier
+//      bit of a page word (set_slow) change only under it.
+//   2. TableRegistry::mutex() (rank kRegistry, shared_mutex): the set of
+//      tables and their extents. Exclusive: create_table, free_table,
+//      discard (teardown). Shared: a whole fault batch (claim .. place), an
+//      eviction pass, a sampler tick, the daemon's orders, stats readers - so
+//      a table never disappears under them, and no page is FETCHING while it
+//      is held exclusively.
+//   3. PageLocks stripes (rank kPage; core.lock_of(t, page)): a page word's
+//      state. Every state change goes through transition() under the page's
+//      stripe lock, teardown's discard included; bits outside the state
+//      (referenced, heat) change by atomic RMW without it. Only the evictor
+//      holds several stripes at once (a run of consecutive pages, under
+//      pass_mu_, so two runs never interleave); everyone else holds one.
+//   4. Leaves, taken last and holding nothing else while held: Residency's
+//      mutex (the room/work condition variables), the stores' slot
+//      allocators, FaultHandler::request_mu_, DaemonLink::state_mu_, the log.
+//
+// Waits:
+//   - for DRAM room (Residency::wait_for_room, only the fault handler): with
+//     no ranked lock held. The evictor that makes the room takes pass_mu_ and
+//     the registry (shared); a waiter holding the registry would deadlock
+//     behind a writer (create_table) queued between the two on a
+//     writer-preferring rwlock. The handler waits before it takes the
+//     registry for a batch (FaultHandler::handle_batch); checked builds
+//     assert it.
+//   - for store I/O: the fault handler reads with the registry shared and no
+//     stripe lock (its pages are FETCHING: a fault on one finds it so and
+//     waits for the wake); the evictor writes back with pass_mu_ and the
+//     registry shared and no stripe lock (its pages are EVICTING and
+//     write-protected: a write faults and cancels). A table's teardown waits
+//     for that I/O, which is bounded by the device; no stripe lock is ever
+//     held across I/O.
+//   - a UFFDIO_COPY the kernel refuses with EAGAIN (its address space
+//     changing: fork, mremap) is retried a bounded number of times under the
+//     page's stripe lock; then the page goes back to ABSENT and the thread is
+//     woken to fault again (FaultHandler::place).
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -13,6 +60,8 @@
 #include "page/table_registry.h"
 #include "region/region.h"
 #include "store/store.h"
+#include "sys/page_size.h"
+#include "sys/uffd.h"
 
 namespace mtier {
 
@@ -28,13 +77,15 @@ struct Core {
   Core(const Options& o, std::unique_ptr<Region> r)
       : opts(o),
         region(std::move(r)),
-        tables(region->base(), region->bytes() / 4096),
+        tables(region->base(), region->bytes() / kPageSize),
         residency(o.dram_bytes, o.high_watermark, o.low_watermark),
         slow(o.slow_bytes, o.high_watermark, o.low_watermark) {}
 
   Options opts;
   std::unique_ptr<Region> region;
-  int uffd = -1;
+  // The registered userfaultfd's calls (the fault path's seam: a test puts
+  // a fake here); nullptr until the engine has registered the region.
+  std::unique_ptr<sys::Uffd> uffd;
   uint64_t uffd_features = 0;
   // UFFDIO_CONTINUE can keep a clean page write-protected (Linux >= 6.3).
   // Without it a MINOR fault maps the page writable, so it must count as
@@ -56,8 +107,8 @@ struct Core {
   // The memory tier's residency a page (word) counts against.
   Residency& tier_of(uint64_t w) { return PageWord::slow(w) ? slow : residency; }
   PageWordAtomic& word(Table* t, uint64_t page) { return t->words[page]; }
-  std::mutex& lock_of(Table* t, uint64_t page) { return locks.of(t->first_page + page); }
-  uint64_t region_offset(Table* t, uint64_t page) const { return (t->first_page + page) * 4096; }
+  PageMutex& lock_of(Table* t, uint64_t page) { return locks.of(t->first_page + page); }
+  uint64_t region_offset(Table* t, uint64_t page) const { return (t->first_page + page) * kPageSize; }
   char* alias_of(Table* t, uint64_t page) const {
     return region->alias() + region_offset(t, page);
   }

@@ -14,7 +14,9 @@
 //   EVICTING --writeback_failed-->                     DIRTY
 //   EVICTING --evict_commit-->                         ABSENT (store s, slot n)
 //   CLEAN    --evict_commit-->                         ABSENT (its slot, or zero)
-//   any but FETCHING --discard-->                      ABSENT (free, MADV_DONTNEED)
+//   any but FETCHING --discard-->                      ABSENT (free, MADV_DONTNEED;
+//                                                      the whole word cleared:
+//                                                      slot, heat, tier bits)
 #pragma once
 #include <atomic>
 #include <cstdint>

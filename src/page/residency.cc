@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "page/lock_order.h"
+
 namespace mtier {
 
 Residency::Residency(uint64_t budget_bytes, unsigned high_pct, unsigned low_pct)
@@ -49,6 +51,7 @@ void Residency::sub(int64_t pages) {
 }
 
 bool Residency::wait_for_room(uint64_t pages) {
+  if constexpr (build::kCheckLockOrder) lock_order::assert_unlocked("waiting for DRAM room");
   if (resident() + static_cast<int64_t>(pages) <= static_cast<int64_t>(budget_pages())) return true;
   std::unique_lock<std::mutex> lk(mu_);
   waiters_.fetch_add(1, std::memory_order_acq_rel);

@@ -46,6 +46,7 @@ class Residency {
   // Blocks until `pages` more fit in the budget. Wakes the evictor. If the
   // evictor reports that it cannot make progress (a full or failing store),
   // returns false at once: the caller goes over budget rather than hang.
+  // The caller holds no ranked lock (LOCKING in page/core.h).
   bool wait_for_room(uint64_t pages);
   // The evictor's side: progress or its lack, and its wake-up.
   void notify_progress();
@@ -55,6 +56,8 @@ class Residency {
   void wait_for_work(unsigned timeout_ms);
   void kick();
   uint64_t overruns() const { return overruns_.load(std::memory_order_relaxed); }
+  // Faults blocked in wait_for_room now.
+  int waiters() const { return waiters_.load(std::memory_order_acquire); }
 
  private:
   const MemoryBudget own_;

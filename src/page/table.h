@@ -7,6 +7,7 @@
 #include <string>
 
 #include "page/page_state.h"
+#include "sys/page_size.h"
 
 namespace mtier {
 
@@ -42,12 +43,12 @@ struct Table {
 
   bool contains(const void* p) const {
     auto c = static_cast<const char*>(p);
-    return c >= base && c < base + pages * 4096;
+    return c >= base && c < base + pages * kPageSize;
   }
   uint64_t page_of(const void* p) const {
-    return static_cast<uint64_t>(static_cast<const char*>(p) - base) / 4096;
+    return static_cast<uint64_t>(static_cast<const char*>(p) - base) / kPageSize;
   }
-  char* page_addr(uint64_t page) const { return base + page * 4096; }
+  char* page_addr(uint64_t page) const { return base + page * kPageSize; }
 };
 
 }  // namespace mtier

@@ -3,13 +3,15 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "sys/page_size.h"
+
 namespace mtier {
 
 TableRegistry::TableRegistry(char* base, uint64_t capacity_pages)
     : base_(base), extents_(capacity_pages) {}
 
 Table* TableRegistry::add(const std::string& name, uint64_t bytes, int* err) {
-  uint64_t pages = (bytes + 4095) / 4096;
+  uint64_t pages = (bytes + kPageSize - 1) / kPageSize;
   if (pages == 0) {
     *err = -EINVAL;
     return nullptr;
@@ -25,7 +27,7 @@ Table* TableRegistry::add(const std::string& name, uint64_t bytes, int* err) {
   t->first_page = static_cast<uint64_t>(first);
   t->pages = pages;
   t->bytes = bytes;
-  t->base = base_ + t->first_page * 4096;
+  t->base = base_ + t->first_page * kPageSize;
   if (shared_words_) {
     t->words = shared_words_ + t->first_page;
   } else {

@@ -1,16 +1,17 @@
 // The tables of the region: creation carves an extent, lookup maps a fault
 // address to its table, teardown frees it. Readers (fault handler, evictor,
 // sampler) hold the shared lock for a whole batch; create and free take it
-// exclusively, so a table never disappears under a batch.
+// exclusively, so a table never disappears under a batch. (LOCKING in
+// page/core.h: rank kRegistry; never held while waiting for DRAM room.)
 #pragma once
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <shared_mutex>
 #include <string>
 #include <vector>
 
+#include "page/lock_order.h"
 #include "page/table.h"
 #include "region/extent_allocator.h"
 
@@ -20,7 +21,8 @@ class TableRegistry {
  public:
   TableRegistry(char* base, uint64_t capacity_pages);
 
-  std::shared_mutex& mutex() { return mu_; }
+  using Mutex = RankedSharedMutex<LockRank::kRegistry>;
+  Mutex& mutex() { return mu_; }
   // Page words for the whole region (capacity_pages of them, zero), shared
   // with the daemon; set once before the first add. Without it each table
   // allocates its own. Shared words must be zero when a table is added:
@@ -41,7 +43,7 @@ class TableRegistry {
   uint64_t free_pages() const { return extents_.free_pages(); }
 
  private:
-  std::shared_mutex mu_;
+  Mutex mu_;
   char* base_;
   ExtentAllocator extents_;
   std::map<int, std::unique_ptr<Table>> by_id_;

@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "policy/plan_common.h"
+#include "sys/page_size.h"
 
 namespace mtier::policy::detail {
 
@@ -19,7 +20,7 @@ namespace {
 
 enum { kBytesPerAccess, kPeriod };
 
-constexpr double kPageBytes = 4096;
+constexpr double kPageBytes = kPageSize;
 
 class StaticPolicy final : public KeepSetPolicy {
  public:

@@ -19,8 +19,6 @@
 namespace mtier {
 namespace {
 
-constexpr uint64_t kPageMask = ~uint64_t{kStorePage - 1};
-
 int log_fail(const char* who, const std::string& path, const char* what, int err) {
   MTIER_LOG_ERROR("%s %s: %s: %s", who, path.c_str(), what, strerror(-err));
   return err;

@@ -3,9 +3,11 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "sys/page_size.h"
+
 namespace mtier {
 
-inline constexpr size_t kStorePage = 4096;
+inline constexpr size_t kStorePage = kPageSize;
 
 class StagingBuffers {
  public:

@@ -8,6 +8,8 @@
 
 #include <cerrno>
 
+#include "sys/page_size.h"
+
 namespace mtier::sys {
 namespace {
 
@@ -107,19 +109,19 @@ int uffd_poison(int fd, void* addr, size_t len) {
 int uffd_probe_continue_wp(int fd) {
   int mfd = memfd_create("mtier-probe", MFD_CLOEXEC);
   if (mfd < 0) return -errno;
-  char page[4096] = {1};
+  char page[kPageSize] = {1};
   void* addr = MAP_FAILED;
   int rc = pwrite(mfd, page, sizeof page, 0) == sizeof page ? 0 : -EIO;  // in the page cache
-  if (rc == 0) addr = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+  if (rc == 0) addr = mmap(nullptr, kPageSize, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
   if (rc == 0 && addr == MAP_FAILED) rc = -errno;
   if (rc == 0)
-    rc = uffd_register(fd, addr, 4096, UFFDIO_REGISTER_MODE_MINOR | UFFDIO_REGISTER_MODE_WP);
+    rc = uffd_register(fd, addr, kPageSize, UFFDIO_REGISTER_MODE_MINOR | UFFDIO_REGISTER_MODE_WP);
   if (rc == 0) {
-    int c = uffd_continue(fd, addr, 4096, true);
+    int c = uffd_continue(fd, addr, kPageSize, true);
     rc = c == 0 ? 1 : c == -EINVAL ? 0 : c;
-    (void)uffd_unregister(fd, addr, 4096);
+    (void)uffd_unregister(fd, addr, kPageSize);
   }
-  if (addr != MAP_FAILED) munmap(addr, 4096);
+  if (addr != MAP_FAILED) munmap(addr, kPageSize);
   close(mfd);
   return rc;
 }
@@ -129,5 +131,18 @@ long uffd_read(int fd, struct uffd_msg* msgs, size_t n) {
   if (got < 0) return errno == EAGAIN ? 0 : -errno;
   return got / static_cast<long>(sizeof(*msgs));
 }
+
+Uffd::~Uffd() = default;
+
+int Uffd::copy(void* dst, const void* src, size_t len, bool wp, bool dontwake) {
+  return uffd_copy(fd_, dst, src, len, wp, dontwake);
+}
+int Uffd::cont(void* addr, size_t len, bool wp) { return uffd_continue(fd_, addr, len, wp); }
+int Uffd::writeprotect(void* addr, size_t len, bool protect) {
+  return uffd_writeprotect(fd_, addr, len, protect);
+}
+int Uffd::wake(void* addr, size_t len) { return uffd_wake(fd_, addr, len); }
+int Uffd::poison(void* addr, size_t len) { return uffd_poison(fd_, addr, len); }
+long Uffd::read(struct uffd_msg* msgs, size_t n) { return uffd_read(fd_, msgs, n); }
 
 }  // namespace mtier::sys

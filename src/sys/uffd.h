@@ -61,4 +61,28 @@ namespace mtier::sys {
 // Reads up to n messages without blocking. Returns the count, 0 if none.
 [[nodiscard]] long uffd_read(int fd, struct uffd_msg* msgs, size_t n);
 
+// The calls the engine's threads make on a registered userfaultfd, behind
+// one object: the seam under the fault path. The real one forwards to the
+// functions above on its descriptor; a test derives from it to return
+// EEXIST, EAGAIN or any error, or to record the calls, without a kernel.
+// Does not own the descriptor (the engine opens and closes it).
+class Uffd {
+ public:
+  explicit Uffd(int fd) : fd_(fd) {}
+  virtual ~Uffd();
+  Uffd(const Uffd&) = delete;
+  Uffd& operator=(const Uffd&) = delete;
+
+  int fd() const { return fd_; }
+  [[nodiscard]] virtual int copy(void* dst, const void* src, size_t len, bool wp, bool dontwake);
+  [[nodiscard]] virtual int cont(void* addr, size_t len, bool wp);
+  [[nodiscard]] virtual int writeprotect(void* addr, size_t len, bool protect);
+  [[nodiscard]] virtual int wake(void* addr, size_t len);
+  [[nodiscard]] virtual int poison(void* addr, size_t len);
+  [[nodiscard]] virtual long read(struct uffd_msg* msgs, size_t n);
+
+ private:
+  int fd_;
+};
+
 }  // namespace mtier::sys

@@ -4,9 +4,9 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace mtier::sys {
+#include "sys/page_size.h"
 
-inline constexpr size_t kPageSize = 4096;
+namespace mtier::sys {
 
 // Creates a memfd of `size` bytes (sparse: costs no memory). Returns fd or -errno.
 [[nodiscard]] int memfd_open(const char* name, uint64_t size);

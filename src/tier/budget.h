@@ -7,11 +7,13 @@
 #pragma once
 #include <cstdint>
 
+#include "sys/page_size.h"
+
 namespace mtier {
 
 class MemoryBudget {
  public:
-  static constexpr uint64_t kDefaultPageSize = 4096;
+  static constexpr uint64_t kDefaultPageSize = kPageSize;
 
   // Percents are clamped to [0, 100] and low to at most high; a page_size of
   // 0 means kDefaultPageSize. (The config layer rejects bad values first.)

@@ -4,20 +4,21 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <mutex>
 #include <shared_mutex>
 
-#include "util/runtime_scope.h"
 #include "log/log.h"
 #include "sys/uffd.h"
+#include "util/runtime_thread.h"
 
 namespace mtier {
 namespace {
 
-alignas(4096) const char kZeroPage[4096] = {};
-constexpr size_t kBatch = 64;
+alignas(kPageSize) const char kZeroPage[kPageSize] = {};
+constexpr size_t kMaxRequests = 4096;  // queued prefetch requests (the daemon re-orders)
 
 bool is_write(uint64_t flags) { return flags & UFFD_PAGEFAULT_FLAG_WRITE; }
 bool is_minor(uint64_t flags) { return flags & UFFD_PAGEFAULT_FLAG_MINOR; }
@@ -29,15 +30,38 @@ FaultHandler::FaultHandler(Core& core) : core_(core) {}
 
 FaultHandler::~FaultHandler() { stop(); }
 
-int FaultHandler::start() {
+int FaultHandler::prepare() {
+  if (prepared_) return 0;
   if (int rc = open_channels(core_, &channels_); rc < 0) return rc;
+  try {
+    size_t followers = std::max(core_.opts.prefetch_pages, core_.opts.zero_ahead_pages);
+    size_t depth = 1;
+    for (auto& ch : channels_) depth = std::max<size_t>(depth, ch->depth());
+    pending_.reserve(kBatch * (1 + followers));
+    by_store_.resize(channels_.size());
+    for (auto& g : by_store_) g.reserve(pending_.capacity());
+    ios_.reserve(depth);
+    serving_.reserve(kMaxRequests);
+    std::lock_guard<std::mutex> lk(request_mu_);
+    requests_.reserve(kMaxRequests);
+  } catch (const std::bad_alloc&) {
+    return -ENOMEM;
+  }
+  prepared_ = true;
+  return 0;
+}
+
+int FaultHandler::start() {
+  if (int rc = prepare(); rc < 0) return rc;
   stop_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (stop_fd_ < 0) return -errno;
   request_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (request_fd_ < 0) return -errno;
   running_ = true;
-  thread_ = std::thread([this] { run(); });
-  return 0;
+  int rc = start_runtime_thread(&thread_, "fault handler",
+                                "faults in managed tables are no longer served", [this] { run(); });
+  if (rc < 0) running_ = false;
+  return rc;
 }
 
 void FaultHandler::stop() {
@@ -52,7 +76,9 @@ void FaultHandler::stop() {
 int FaultHandler::request_prefetch(int table_id, uint64_t first, uint64_t count) {
   {
     std::lock_guard<std::mutex> lk(request_mu_);
-    if (requests_.size() >= 4096) return -ENOMEM;  // the daemon floods: drop, it re-orders
+    // Within the capacity prepare() reserved: no allocation, and a daemon
+    // that floods is dropped (it re-orders).
+    if (requests_.size() >= kMaxRequests) return -ENOMEM;
     requests_.push_back({table_id, first, count});
   }
   uint64_t one = 1;
@@ -60,44 +86,57 @@ int FaultHandler::request_prefetch(int table_id, uint64_t first, uint64_t count)
   return 0;
 }
 
+// Requested prefetches are placed in chunks of pending_'s capacity, only
+// while DRAM stays below its high watermark: no wait, no allocation.
 void FaultHandler::serve_prefetch_requests() {
   uint64_t n;
   (void)!read(request_fd_, &n, sizeof n);
-  std::vector<PrefetchRequest> reqs;
   {
     std::lock_guard<std::mutex> lk(request_mu_);
-    reqs.swap(requests_);
+    serving_.swap(requests_);  // both keep the capacity prepare() gave them
   }
-  std::shared_lock<std::shared_mutex> tables(core_.tables.mutex());
+  std::shared_lock tables(core_.tables.mutex());
   pending_.clear();
   int64_t room = static_cast<int64_t>(core_.residency.high_pages()) - core_.residency.resident();
-  for (const auto& r : reqs) {
+  auto flush = [&] {
+    room -= static_cast<int64_t>(pending_.size());
+    requested_placed_.fetch_add(pending_.size(), std::memory_order_relaxed);
+    place_all();
+    pending_.clear();
+  };
+  for (const auto& r : serving_) {
     Table* t = core_.tables.by_id(r.table_id);
     if (!t || r.first >= t->pages) continue;
     uint64_t end = std::min(t->pages, r.first + std::min(r.count, t->pages));
     for (uint64_t p = r.first; p < end && static_cast<int64_t>(pending_.size()) < room; p++) {
-      std::lock_guard<std::mutex> lk(core_.lock_of(t, p));
-      uint64_t w = core_.word(t, p).load(std::memory_order_acquire);
-      if (PageWord::state(w) == PageState::kAbsent && PageWord::has_slot(w))
-        claim(t, p, false, true, 0);
+      {
+        std::lock_guard lk(core_.lock_of(t, p));
+        uint64_t w = core_.word(t, p).load(std::memory_order_acquire);
+        if (PageWord::state(w) == PageState::kAbsent && PageWord::has_slot(w))
+          claim(t, p, false, true, 0);
+      }
+      if (pending_.size() == pending_.capacity()) flush();
     }
   }
-  if (pending_.empty()) return;
-  size_t claimed = pending_.size();
-  place_all();
-  requested_placed_.fetch_add(claimed, std::memory_order_relaxed);
+  serving_.clear();
+  if (!pending_.empty()) flush();
 }
 
 void FaultHandler::run() {
-  RuntimeScope runtime;  // this thread is the runtime: the preload passes it through
   struct uffd_msg msgs[kBatch];
-  struct pollfd fds[3] = {{core_.uffd, POLLIN, 0}, {stop_fd_, POLLIN, 0}, {request_fd_, POLLIN, 0}};
+  struct pollfd fds[3] = {
+      {core_.uffd->fd(), POLLIN, 0}, {stop_fd_, POLLIN, 0}, {request_fd_, POLLIN, 0}};
   while (running_.load(std::memory_order_acquire)) {
-    if (poll(fds, 3, -1) < 0 && errno != EINTR) break;
+    if (poll(fds, 3, -1) < 0) {
+      if (errno == EINTR) continue;
+      MTIER_LOG_ERROR("fault handler: poll: %s; faults in managed tables are no longer served",
+                      strerror(errno));
+      break;
+    }
     if (fds[1].revents) break;
     if (fds[2].revents) serve_prefetch_requests();
     if (!fds[0].revents) continue;
-    long n = sys::uffd_read(core_.uffd, msgs, kBatch);
+    long n = core_.uffd->read(msgs, kBatch);
     if (n < 0) {
       MTIER_LOG_ERROR("fault handler: read from userfaultfd: %s", strerror(static_cast<int>(-n)));
       break;
@@ -106,12 +145,41 @@ void FaultHandler::run() {
   }
 }
 
+// The pages a batch may need room for: its distinct MISSING faults, each
+// with prefetch_pages followers. (A MISSING fault on a page placed since
+// counts too: room is made a little early, never too late.)
+uint64_t FaultHandler::demand_pages(const struct uffd_msg* msgs, size_t n) const {
+  uint64_t distinct = 0;
+  for (size_t i = 0; i < n; i++) {
+    const auto& pf = msgs[i].arg.pagefault;
+    if (msgs[i].event != UFFD_EVENT_PAGEFAULT ||
+        (pf.flags & (UFFD_PAGEFAULT_FLAG_MINOR | UFFD_PAGEFAULT_FLAG_WP)))
+      continue;
+    bool seen = false;
+    for (size_t j = 0; j < i && !seen; j++)
+      seen = msgs[j].event == UFFD_EVENT_PAGEFAULT &&
+             ((msgs[j].arg.pagefault.address ^ pf.address) & kPageMask) == 0;
+    distinct += !seen;
+  }
+  return distinct * (1 + core_.opts.prefetch_pages);
+}
+
+// Pages that still fit in the DRAM budget besides those this batch claimed.
+int64_t FaultHandler::room_left() const {
+  return static_cast<int64_t>(core_.residency.budget_pages()) - core_.residency.resident() -
+         static_cast<int64_t>(pending_.size());
+}
+
 void FaultHandler::handle_batch(const struct uffd_msg* msgs, size_t n) {
-  std::shared_lock<std::shared_mutex> tables(core_.tables.mutex());
+  // Room first, with no lock held (LOCKING in page/core.h): the evictor
+  // that makes it needs the registry.
+  if (uint64_t demand = demand_pages(msgs, n); demand && !core_.residency.wait_for_room(demand))
+    MTIER_LOG_WARN("DRAM budget exceeded: eviction cannot make room (store full or failing)");
+  std::shared_lock tables(core_.tables.mutex());
   pending_.clear();
   for (size_t i = 0; i < n; i++) {
     if (msgs[i].event != UFFD_EVENT_PAGEFAULT) continue;
-    uint64_t addr = msgs[i].arg.pagefault.address & ~4095ull;
+    uint64_t addr = msgs[i].arg.pagefault.address & kPageMask;
     uint64_t flags = msgs[i].arg.pagefault.flags;
     unsigned tid = msgs[i].arg.pagefault.feat.ptid;
     Table* t = core_.tables.find(reinterpret_cast<void*>(addr));
@@ -130,16 +198,21 @@ void FaultHandler::handle_batch(const struct uffd_msg* msgs, size_t n) {
 // Decides what a fault needs from the page's state (not the message kind:
 // the state may have moved since the kernel raised it).
 void FaultHandler::resolve(Table* t, uint64_t page, uint64_t flags, unsigned tid) {
-  std::unique_lock<std::mutex> lk(core_.lock_of(t, page));
+  std::unique_lock lk(core_.lock_of(t, page));
   uint64_t w = core_.word(t, page).load(std::memory_order_acquire);
   switch (PageWord::state(w)) {
     case PageState::kAbsent:
       t->counters.missing_faults.fetch_add(1, std::memory_order_relaxed);
       claim(t, page, is_write(flags), false, tid);
       lk.unlock();
-      // prefetch_pages store-held neighbours come with a fetch.
-      if (PageWord::has_slot(w)) claim_following(t, page, core_.opts.prefetch_pages, true, false);
-      else add_zero_ahead(t, page, is_write(flags));
+      // prefetch_pages store-held neighbours come with a fetch, as far as
+      // the budget has room for them (the batch waited for it).
+      if (PageWord::has_slot(w))
+        claim_following(t, page,
+                        std::min<int64_t>(core_.opts.prefetch_pages, std::max<int64_t>(room_left(), 0)),
+                        true, false);
+      else
+        add_zero_ahead(t, page, is_write(flags));
       return;
     case PageState::kFetching:
       return;  // a second fault on a page this batch places: the copy wakes it
@@ -169,18 +242,17 @@ void FaultHandler::resolve_present(Table* t, uint64_t page, uint64_t w, uint64_t
   if (is_minor(flags)) {
     t->counters.minor_faults.fetch_add(1, std::memory_order_relaxed);
     mark_access(word);
-    resolve_ioctl(sys::uffd_continue(core_.uffd, addr, 4096, keep_wp), t, page, tid, "continue");
+    resolve_ioctl(core_.uffd->cont(addr, kPageSize, keep_wp), t, page, tid, "continue");
   } else if (is_wp(flags) && !keep_wp) {
-    resolve_ioctl(sys::uffd_writeprotect(core_.uffd, addr, 4096, false), t, page, tid,
-                  "unprotect");
+    resolve_ioctl(core_.uffd->writeprotect(addr, kPageSize, false), t, page, tid, "unprotect");
   } else {
-    resolve_ioctl(sys::uffd_wake(core_.uffd, addr, 4096), t, page, tid, "wake");
+    resolve_ioctl(core_.uffd->wake(addr, kPageSize), t, page, tid, "wake");
   }
 }
 
 int FaultHandler::resolve_ioctl(int rc, Table* t, uint64_t page, unsigned tid, const char* what) {
   if (rc == 0) return 0;
-  if (rc == -EEXIST) return sys::uffd_wake(core_.uffd, t->page_addr(page), 4096);
+  if (rc == -EEXIST) return core_.uffd->wake(t->page_addr(page), kPageSize);
   // EAGAIN: the address space was changing under the ioctl (the kernel's
   // mmap_changing: a fork, mremap or memory pressure); the woken thread
   // faults again and is served then, so it is no error.
@@ -190,11 +262,13 @@ int FaultHandler::resolve_ioctl(int rc, Table* t, uint64_t page, unsigned tid, c
   else
     MTIER_LOG_ERROR("table %s page %llu: %s: %s", t->name.c_str(),
                     static_cast<unsigned long long>(page), what, strerror(-rc));
-  (void)sys::uffd_wake(core_.uffd, t->page_addr(page), 4096);
+  (void)core_.uffd->wake(t->page_addr(page), kPageSize);
   if (rc != -EAGAIN) fail_access(core_, t->page_addr(page), tid);
   return rc;
 }
 
+// Caller holds the page's stripe lock; pending_ has room (its capacity
+// covers a batch's claims: a follower is claimed only below it).
 void FaultHandler::claim(Table* t, uint64_t page, bool write, bool prefetch, unsigned tid) {
   transition(core_.word(t, page), PageEvent::kClaim, t->id, page);
   pending_.push_back({t, page, write, prefetch, tid, 0, kZeroPage});
@@ -207,7 +281,8 @@ void FaultHandler::claim(Table* t, uint64_t page, bool write, bool prefetch, uns
 void FaultHandler::claim_following(Table* t, uint64_t page, uint64_t count, bool from_store,
                                    bool write) {
   for (uint64_t p = page + 1; p <= page + count && p < t->pages; p++) {
-    std::lock_guard<std::mutex> lk(core_.lock_of(t, p));
+    if (pending_.size() == pending_.capacity()) break;
+    std::lock_guard lk(core_.lock_of(t, p));
     uint64_t w = core_.word(t, p).load(std::memory_order_acquire);
     if (PageWord::state(w) != PageState::kAbsent || PageWord::has_slot(w) != from_store) break;
     claim(t, p, write, true, 0);
@@ -227,16 +302,17 @@ void FaultHandler::add_zero_ahead(Table* t, uint64_t page, bool write) {
   claim_following(t, page, std::min<uint64_t>(core_.opts.zero_ahead_pages, room), false, write);
 }
 
+// Places the claimed pages: first touches at once, the rest read from
+// their stores in groups. Registry held shared; no stripe lock held.
 void FaultHandler::place_all() {
-  if (!core_.residency.wait_for_room(pending_.size()))
-    MTIER_LOG_WARN("DRAM budget exceeded: eviction cannot make room (store full or failing)");
-  std::vector<std::vector<Placement*>> by_store(core_.stores.size());
+  for (auto& g : by_store_) g.clear();
   for (auto& p : pending_) {
     uint64_t w = core_.word(p.table, p.page).load(std::memory_order_acquire);
-    if (PageWord::has_slot(w)) by_store[PageWord::store(w)].push_back(&p);
+    if (PageWord::has_slot(w)) by_store_[PageWord::store(w)].push_back(&p);
     else place(p);  // a first touch: zeros, nothing to read
   }
-  for (unsigned s = 0; s < by_store.size(); s++) fetch_from(s, by_store[s]);
+  for (unsigned s = 0; s < by_store_.size(); s++)
+    if (!by_store_[s].empty()) fetch_from(s, by_store_[s]);
 }
 
 // Reads the group's pages from store `s` into staging buffers (or points at
@@ -244,7 +320,7 @@ void FaultHandler::place_all() {
 // chunk before reusing the buffers.
 void FaultHandler::fetch_from(unsigned s, std::vector<Placement*>& group) {
   StoreChannel& ch = *channels_[s];
-  std::vector<StoreIo> ios;
+  std::vector<StoreIo>& ios = ios_;  // capacity: the deepest channel
   for (size_t i = 0; i < group.size(); i += ch.depth()) {
     size_t n = std::min<size_t>(ch.depth(), group.size() - i);
     ios.clear();
@@ -268,7 +344,7 @@ void FaultHandler::fetch_from(unsigned s, std::vector<Placement*>& group) {
 
 void FaultHandler::place(Placement& p) {
   Table* t = p.table;
-  std::lock_guard<std::mutex> lk(core_.lock_of(t, p.page));
+  std::lock_guard lk(core_.lock_of(t, p.page));
   PageWordAtomic& word = core_.word(t, p.page);
   bool fetched = PageWord::has_slot(word.load());
   if (p.result < 0 && p.prefetch) {  // nobody waits on it: leave it in the store
@@ -281,8 +357,20 @@ void FaultHandler::place(Placement& p) {
   // sees them. Then everyone waiting on the page is woken, including a
   // waiter on a prefetched page whose fault found it FETCHING.
   char* addr = t->page_addr(p.page);
-  int rc = sys::uffd_copy(core_.uffd, addr, p.source, 4096, !p.write, true);
-  while (rc == -EAGAIN) rc = sys::uffd_copy(core_.uffd, addr, p.source, 4096, !p.write, true);
+  int rc = core_.uffd->copy(addr, p.source, kPageSize, !p.write, true);
+  for (int i = 0; rc == -EAGAIN && i < kCopyRetries; i++)
+    rc = core_.uffd->copy(addr, p.source, kPageSize, !p.write, true);
+  if (rc == -EAGAIN) {
+    // The address space keeps changing (a fork, an mremap): the page goes
+    // back to where it was (its slot, or never written) and the thread,
+    // woken, faults again and is served then. Nothing waits under the lock.
+    transition(word, PageEvent::kUnclaim, t->id, p.page);
+    MTIER_LOG_DEBUG("table %s page %llu: UFFDIO_COPY: %s %d times; the access is retried",
+                    t->name.c_str(), static_cast<unsigned long long>(p.page), strerror(EAGAIN),
+                    kCopyRetries + 1);
+    (void)core_.uffd->wake(addr, kPageSize);
+    return;
+  }
   if (rc < 0) return fail(t, p.page, p.tid, rc, "place (UFFDIO_COPY)");
   transition(word, p.write ? PageEvent::kPlacedDirty : PageEvent::kPlacedClean, t->id, p.page);
   mark_access(word);
@@ -291,7 +379,7 @@ void FaultHandler::place(Placement& p) {
   auto& c = t->counters;
   (fetched ? (p.prefetch ? c.prefetches : c.fetches) : c.zero_fills)
       .fetch_add(1, std::memory_order_relaxed);
-  (void)sys::uffd_wake(core_.uffd, addr, 4096);
+  (void)core_.uffd->wake(addr, kPageSize);
 }
 
 void FaultHandler::fail(Table* t, uint64_t page, unsigned tid, int err, const char* what) {

@@ -4,6 +4,11 @@
 // MINOR: an access seen by the sampler (UFFDIO_CONTINUE); WP: first write to
 // a clean page (un-protect, mark dirty). A failing store turns the access into
 // SIGBUS with a logged reason; the handler never leaves a fault unanswered.
+//
+// Locks (LOCKING in page/core.h): a batch first waits for DRAM room for its
+// demand pages with no lock held, then holds the table registry shared from
+// the first claim to the last placement, and one page stripe at a time.
+// Allocation: none per batch; every buffer is sized in prepare().
 #pragma once
 #include <linux/userfaultfd.h>
 
@@ -21,12 +26,24 @@ class FaultHandler {
  public:
   explicit FaultHandler(Core& core);
   ~FaultHandler();
-  // Opens the store channels and starts the thread. 0 or -errno.
+  // prepare(), then starts the thread. 0 or -errno.
   [[nodiscard]] int start();
   void stop();
+  // Opens the store channels and sizes every buffer a batch needs, so that
+  // serving faults allocates nothing. 0 or -errno. start() calls it; a test
+  // that drives handle_batch() itself calls it instead.
+  [[nodiscard]] int prepare();
 
-  // Resolves a batch of messages (the thread's body; public for tests).
+  // Resolves a batch of messages (the thread's body; public for tests,
+  // which call it after prepare()). Takes the registry itself: the caller
+  // holds no lock.
   void handle_batch(const struct uffd_msg* msgs, size_t n);
+  // UFFDIO_COPY retries on EAGAIN (the kernel's address space changing: a
+  // fork, an mremap) before the page goes back to ABSENT and the faulting
+  // thread is woken to fault again.
+  static constexpr int kCopyRetries = 16;
+  // Messages read per batch.
+  static constexpr size_t kBatch = 64;
   // Queues a prefetch of the store-held pages of [first, first+count) of
   // table `table_id` (a daemon's order). The handler thread claims them
   // between fault batches, only while DRAM is below its high watermark (a
@@ -53,6 +70,8 @@ class FaultHandler {
   };
 
   void run();
+  uint64_t demand_pages(const struct uffd_msg* msgs, size_t n) const;
+  int64_t room_left() const;
   void serve_prefetch_requests();
   void resolve(Table* t, uint64_t page, uint64_t flags, unsigned tid);
   void resolve_present(Table* t, uint64_t page, uint64_t w, uint64_t flags, unsigned tid);
@@ -67,7 +86,13 @@ class FaultHandler {
 
   Core& core_;
   std::vector<std::unique_ptr<StoreChannel>> channels_;
+  // Preallocated in prepare(): pending_ never grows past its capacity (a
+  // batch claims at most kBatch pages and their followers; requested
+  // prefetches are placed in chunks of that size).
   std::vector<Placement> pending_;
+  std::vector<std::vector<Placement*>> by_store_;
+  std::vector<StoreIo> ios_;
+  std::vector<PrefetchRequest> serving_;  // swapped with requests_ under request_mu_
   std::thread thread_;
   int stop_fd_ = -1;
   int request_fd_ = -1;  // eventfd: prefetch requests queued
@@ -75,6 +100,7 @@ class FaultHandler {
   std::vector<PrefetchRequest> requests_;
   std::atomic<uint64_t> requested_placed_{0};
   std::atomic<bool> running_{false};
+  bool prepared_ = false;
 };
 
 }  // namespace mtier

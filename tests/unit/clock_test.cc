@@ -8,8 +8,8 @@
 #include <memory>
 #include <vector>
 
-#include "page/core.h"
 #include "heat/clock.h"
+#include "page/core.h"
 #include "page/page_state.h"
 
 namespace mtier {

@@ -4,9 +4,9 @@
 
 #include <cerrno>
 
+#include "page/page_state.h"
 #include "page_moves.h"
 #include "pins.h"
-#include "page/page_state.h"
 
 namespace mtier::daemon {
 namespace {

@@ -1,0 +1,154 @@
+// The evictor driven without its thread or a kernel: its passes and orders
+// called directly, the userfaultfd calls answered by a fake, the store in
+// memory. Clean pages dropped without a write, dirty ones written back and
+// read again intact, a write racing the write-back kept, and each failure
+// (write-protect refused, a failed write, a full store) leaving the page in
+// DRAM, dirty, with its data.
+#include "evict/evictor.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "fake_kernel.h"
+#include "uffd/fault_handler.h"
+
+namespace mtier {
+namespace {
+
+using testutil::FakeEngine;
+using testutil::fault_msg;
+using testutil::UffdCall;
+
+class EvictorTest : public ::testing::Test {
+ protected:
+  explicit EvictorTest(uint64_t slots = 256) : e_(32, 16, slots) {}
+  void SetUp() override {
+    ASSERT_NE(e_.table, nullptr);
+    evictor_ = std::make_unique<Evictor>(*e_.core);
+    ASSERT_EQ(evictor_->prepare(), 0);
+  }
+  int evict_all() { return evictor_->evict_range(e_.table->id, 0, UINT64_MAX, false); }
+  long in_memfd(uint64_t first, uint64_t n) const {
+    return e_.core->region->resident_pages(e_.core->region_offset(e_.table, first), n * kPageSize);
+  }
+
+  FakeEngine e_;
+  std::unique_ptr<Evictor> evictor_;
+};
+
+TEST_F(EvictorTest, CleanPagesAreDroppedWithoutAWrite) {
+  e_.make_resident(0, 0, false);  // a zero page: nothing to keep
+  e_.put_in_store(1, 3, 0x31);
+  e_.make_resident(1, 0x31, false);  // fetched and not written: its slot holds it
+  ASSERT_EQ(evict_all(), 0);
+  EXPECT_EQ(e_.state(0), PageState::kAbsent);
+  EXPECT_FALSE(PageWord::has_slot(e_.word(0)));
+  EXPECT_EQ(e_.state(1), PageState::kAbsent);
+  EXPECT_EQ(PageWord::slot(e_.word(1)), 3u);
+  EXPECT_EQ(e_.store->writes, 0u);
+  EXPECT_EQ(e_.core->residency.resident(), 0);
+  EXPECT_EQ(in_memfd(0, 2), 0);  // punched
+  EXPECT_EQ(e_.uffd->count(UffdCall::kWriteProtect), 0u);
+}
+
+TEST_F(EvictorTest, DirtyPagesAreWrittenBackAndComeBackIntact) {
+  for (uint64_t p = 4; p < 8; p++) e_.make_resident(p, static_cast<char>(0x40 + p), true);
+  ASSERT_EQ(evict_all(), 0);
+  // Write-protected (one call for the run) before they were copied.
+  ASSERT_EQ(e_.uffd->count(UffdCall::kWriteProtect), 1u);
+  EXPECT_TRUE(e_.uffd->calls[0].flag);
+  EXPECT_EQ(e_.uffd->calls[0].len, 4 * kPageSize);
+  EXPECT_EQ(e_.store->writes, 4u);
+  EXPECT_EQ(in_memfd(4, 4), 0);
+  EXPECT_EQ(e_.core->residency.resident(), 0);
+  EXPECT_EQ(e_.table->counters.writebacks.load(), 4u);
+  FaultHandler handler(*e_.core);
+  ASSERT_EQ(handler.prepare(), 0);
+  for (uint64_t p = 4; p < 8; p++) {
+    ASSERT_EQ(e_.state(p), PageState::kAbsent);
+    ASSERT_TRUE(PageWord::has_slot(e_.word(p)));
+    struct uffd_msg m = fault_msg(e_.addr(p));
+    handler.handle_batch(&m, 1);
+    EXPECT_TRUE(e_.page_is(p, static_cast<char>(0x40 + p))) << p;
+  }
+}
+
+TEST_F(EvictorTest, AWriteRacingTheWriteBackIsKept) {
+  e_.make_resident(8, 0x08, true);
+  FaultHandler handler(*e_.core);
+  ASSERT_EQ(handler.prepare(), 0);
+  // While the page is being written, the trainer writes it: the WP fault
+  // cancels the eviction and the new bytes land in the page.
+  e_.store->before_write = [&] {
+    std::thread writer([&] {
+      struct uffd_msg m = fault_msg(e_.addr(8), UFFD_PAGEFAULT_FLAG_WRITE | UFFD_PAGEFAULT_FLAG_WP);
+      handler.handle_batch(&m, 1);
+      memset(e_.alias(8), 0x77, kPageSize);
+    });
+    writer.join();
+  };
+  ASSERT_EQ(evict_all(), 0);
+  EXPECT_EQ(e_.state(8), PageState::kDirty);
+  EXPECT_EQ(e_.table->counters.evict_cancels.load(), 1u);
+  EXPECT_EQ(e_.core->residency.resident(), 1);
+  EXPECT_EQ(in_memfd(8, 1), 1);  // not punched
+  EXPECT_TRUE(e_.page_is(8, 0x77));
+}
+
+TEST_F(EvictorTest, ARefusedWriteProtectLeavesThePageDirtyInDram) {
+  e_.make_resident(9, 0x09, true);
+  e_.uffd->writeprotect_results = {-EIO};
+  (void)evict_all();
+  EXPECT_EQ(e_.state(9), PageState::kDirty);
+  EXPECT_EQ(e_.store->writes, 0u);
+  EXPECT_EQ(e_.core->residency.resident(), 1);
+  EXPECT_TRUE(e_.page_is(9, 0x09));
+}
+
+TEST_F(EvictorTest, AFailedWriteBackKeepsThePageAndCountsTheError) {
+  e_.make_resident(10, 0x0a, true);
+  e_.store->fail_write.insert(0);  // the first slot the page gets
+  EXPECT_EQ(evict_all(), -EIO);
+  EXPECT_EQ(e_.state(10), PageState::kDirty);
+  EXPECT_EQ(e_.core->counters.store_errors.load(), 1u);
+  EXPECT_EQ(e_.table->counters.errors.load(), 1u);
+  EXPECT_EQ(e_.core->residency.resident(), 1);
+  EXPECT_TRUE(e_.page_is(10, 0x0a));
+  // Given back writable: the write-protect is lifted again.
+  ASSERT_EQ(e_.uffd->count(UffdCall::kWriteProtect), 2u);
+  EXPECT_FALSE(e_.uffd->calls.back().flag);
+}
+
+TEST_F(EvictorTest, AnEvictionPassStopsAtTheLowWatermark) {
+  for (uint64_t p = 0; p < 16; p++) e_.make_resident(p, 0, false);
+  EXPECT_GT(evictor_->evict_pass(), 0u);
+  EXPECT_LE(e_.core->residency.resident(), static_cast<int64_t>(e_.core->residency.low_pages()));
+  EXPECT_EQ(in_memfd(0, 16), e_.core->residency.resident());
+}
+
+TEST_F(EvictorTest, AReferencedPageGetsASecondChanceInAPass) {
+  for (uint64_t p = 0; p < 16; p++) {
+    e_.make_resident(p, 0, false);
+    if (p < 8) mark_access(e_.table->words[p]);
+  }
+  (void)evictor_->evict_pass();
+  for (uint64_t p = 0; p < 8; p++) EXPECT_EQ(e_.state(p), PageState::kClean) << p;
+}
+
+class FullStoreTest : public EvictorTest {
+ protected:
+  FullStoreTest() : EvictorTest(0) {}
+};
+
+TEST_F(FullStoreTest, AFullStoreRefusesDirtyPagesAndSaysSo) {
+  e_.make_resident(11, 0x0b, true);
+  EXPECT_EQ(evict_all(), -ENOSPC);
+  EXPECT_EQ(e_.state(11), PageState::kDirty);
+  EXPECT_GE(e_.core->counters.store_full.load(), 1u);
+  EXPECT_EQ(e_.core->residency.resident(), 1);
+  EXPECT_TRUE(e_.page_is(11, 0x0b));
+}
+
+}  // namespace
+}  // namespace mtier

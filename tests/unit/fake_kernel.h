@@ -1,0 +1,225 @@
+// Stand-ins for the kernel and the device under the fault path, for the
+// fault handler's and the evictor's unit tests: a userfaultfd whose calls are
+// recorded and can be made to fail (EEXIST, EAGAIN, any errno), a store in
+// memory whose reads and writes can be made to fail or can run a hook, and a
+// Core around a real region (memfd) with one table. No thread of the engine
+// runs: the tests call handle_batch() and the evictor's passes themselves.
+#pragma once
+#include <linux/userfaultfd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "page/core.h"
+#include "sys/page_size.h"
+#include "sys/uffd.h"
+
+namespace mtier::testutil {
+
+// A userfaultfd call as the fake saw it.
+struct UffdCall {
+  enum Kind { kCopy, kContinue, kWriteProtect, kWake, kPoison } kind;
+  uintptr_t addr;
+  size_t len;
+  bool flag;  // copy: wp; continue: wp; writeprotect: protect
+};
+
+// Results are taken from the per-call queue first (front to back), then the
+// default (0). A successful copy puts the bytes into the memfd through the
+// region's alias, as UFFDIO_COPY puts them into the page cache.
+class FakeUffd : public sys::Uffd {
+ public:
+  explicit FakeUffd(Region& region) : sys::Uffd(-1), region_(region) {}
+
+  std::deque<int> copy_results, continue_results, writeprotect_results;
+  std::vector<UffdCall> calls;
+
+  int copy(void* dst, const void* src, size_t len, bool wp, bool) override {
+    calls.push_back({UffdCall::kCopy, reinterpret_cast<uintptr_t>(dst), len, wp});
+    int rc = next(copy_results);
+    if (rc == 0) memcpy(alias(dst), src, len);
+    return rc;
+  }
+  int cont(void* addr, size_t len, bool wp) override {
+    calls.push_back({UffdCall::kContinue, reinterpret_cast<uintptr_t>(addr), len, wp});
+    return next(continue_results);
+  }
+  int writeprotect(void* addr, size_t len, bool protect) override {
+    calls.push_back({UffdCall::kWriteProtect, reinterpret_cast<uintptr_t>(addr), len, protect});
+    return next(writeprotect_results);
+  }
+  int wake(void* addr, size_t len) override {
+    calls.push_back({UffdCall::kWake, reinterpret_cast<uintptr_t>(addr), len, false});
+    return 0;
+  }
+  int poison(void* addr, size_t len) override {
+    calls.push_back({UffdCall::kPoison, reinterpret_cast<uintptr_t>(addr), len, false});
+    return 0;
+  }
+  long read(struct uffd_msg*, size_t) override { return 0; }
+
+  size_t count(UffdCall::Kind k, const void* addr = nullptr) const {
+    size_t n = 0;
+    for (const auto& c : calls)
+      n += c.kind == k && (!addr || c.addr == reinterpret_cast<uintptr_t>(addr));
+    return n;
+  }
+
+ private:
+  static int next(std::deque<int>& q) {
+    if (q.empty()) return 0;
+    int rc = q.front();
+    q.pop_front();
+    return rc;
+  }
+  char* alias(void* addr) const {
+    return region_.alias() + (static_cast<char*>(addr) - region_.base());
+  }
+  Region& region_;
+};
+
+// A store in memory: slots of one page, reads and writes failing for the
+// slots in fail_read / fail_write, a hook run at the start of each write
+// batch (a test's way to race the evictor's write-back).
+class MemStore : public Store {
+ public:
+  explicit MemStore(uint64_t slots) : data_(slots) {}
+
+  std::set<uint64_t> fail_read, fail_write;
+  std::function<void()> before_write;
+  uint64_t reads = 0, writes = 0;
+
+  const char* kind() const override { return "file"; }
+  const std::string& path() const override { return path_; }
+  std::string mode() const override { return "memory (test)"; }
+  uint64_t capacity_slots() const override { return data_.size(); }
+  uint64_t used_slots() const override { return used_.size(); }
+  int64_t alloc_slot() override {
+    for (uint64_t s = 0; s < data_.size(); s++)
+      if (used_.insert(s).second) return static_cast<int64_t>(s);
+    return -ENOSPC;
+  }
+  void free_slot(uint64_t slot) override { used_.erase(slot); }
+  void take(uint64_t slot) { used_.insert(slot); }
+  char* slot_data(uint64_t slot) { return data_[slot].data(); }
+  bool used(uint64_t slot) const { return used_.count(slot) != 0; }
+
+  std::unique_ptr<StoreChannel> open_channel(unsigned depth) override {
+    return std::make_unique<Channel>(*this, depth);
+  }
+
+ private:
+  class Channel : public StoreChannel {
+   public:
+    Channel(MemStore& s, unsigned depth) : s_(s), bufs_(depth) {}
+    unsigned depth() const override { return static_cast<unsigned>(bufs_.size()); }
+    void* buffer(unsigned i) override { return bufs_[i].data(); }
+    int read_pages(StoreIo* ios, size_t n) override {
+      int first = 0;
+      for (size_t i = 0; i < n; i++) {
+        s_.reads++;
+        ios[i].result = s_.fail_read.count(ios[i].slot) ? -EIO : 0;
+        if (ios[i].result == 0) memcpy(ios[i].buf, s_.slot_data(ios[i].slot), kPageSize);
+        if (!first) first = ios[i].result;
+      }
+      return first;
+    }
+    int write_pages(StoreIo* ios, size_t n) override {
+      if (s_.before_write) s_.before_write();
+      int first = 0;
+      for (size_t i = 0; i < n; i++) {
+        s_.writes++;
+        ios[i].result = s_.fail_write.count(ios[i].slot) ? -EIO : 0;
+        if (ios[i].result == 0) memcpy(s_.slot_data(ios[i].slot), ios[i].buf, kPageSize);
+        if (!first) first = ios[i].result;
+      }
+      return first;
+    }
+    const void* direct(uint64_t) override { return nullptr; }
+
+   private:
+    struct alignas(kPageSize) Page : std::array<char, kPageSize> {};
+    MemStore& s_;
+    std::vector<Page> bufs_;
+  };
+
+  std::string path_ = "(memory)";
+  std::vector<std::array<char, kPageSize>> data_;
+  std::set<uint64_t> used_;
+};
+
+// A Core over a real 64 MiB region with one table of `pages` pages, a
+// MemStore of `slots` slots and a FakeUffd. Zero fill ahead and prefetch
+// are off unless a test sets them before building its handler.
+struct FakeEngine {
+  FakeEngine(uint64_t pages, uint64_t budget_pages, uint64_t slots = 256) {
+    int err = 0;
+    auto region = Region::create(64ull << 20, &err);
+    Options o;
+    o.dram_bytes = budget_pages * kPageSize;
+    o.zero_ahead_pages = 0;
+    o.prefetch_pages = 0;
+    o.queue_depth = 4;
+    o.evict_batch = 64;
+    core = std::make_unique<Core>(o, std::move(region));
+    auto s = std::make_unique<MemStore>(slots);
+    store = s.get();
+    core->stores.push_back(std::move(s));
+    auto u = std::make_unique<FakeUffd>(*core->region);
+    uffd = u.get();
+    core->uffd = std::move(u);
+    core->uffd_features = UFFD_FEATURE_POISON;  // failures show as poison calls
+    table = core->tables.add("t", pages * kPageSize, &err);
+  }
+
+  char* addr(uint64_t page) const { return table->page_addr(page); }
+  char* alias(uint64_t page) const { return core->alias_of(table, page); }
+  uint64_t word(uint64_t page) const { return table->words[page].load(); }
+  PageState state(uint64_t page) const { return PageWord::state(word(page)); }
+
+  // Puts the page in the store at `slot` with `fill` bytes: ABSENT, slot set.
+  void put_in_store(uint64_t page, uint64_t slot, char fill) {
+    memset(store->slot_data(slot), fill, kPageSize);
+    store->take(slot);
+    set_slot(table->words[page], 0, slot);
+  }
+  // Makes the page resident with `fill` bytes in the memfd, CLEAN or DIRTY.
+  void make_resident(uint64_t page, char fill, bool dirty) {
+    memset(alias(page), fill, kPageSize);
+    transition(table->words[page], PageEvent::kClaim, table->id, page);
+    transition(table->words[page], dirty ? PageEvent::kPlacedDirty : PageEvent::kPlacedClean,
+               table->id, page);
+    core->residency.add(1);
+    table->counters.resident_pages.fetch_add(1);
+  }
+  bool page_is(uint64_t page, char fill) const {
+    const char* p = alias(page);
+    for (size_t i = 0; i < kPageSize; i++)
+      if (p[i] != fill) return false;
+    return true;
+  }
+
+  std::unique_ptr<Core> core;
+  MemStore* store = nullptr;
+  FakeUffd* uffd = nullptr;
+  Table* table = nullptr;
+};
+
+// A userfaultfd page-fault message for `addr` with UFFD_PAGEFAULT_FLAG_* `flags`.
+inline struct uffd_msg fault_msg(const void* addr, uint64_t flags = 0, unsigned tid = 0) {
+  struct uffd_msg m = {};
+  m.event = UFFD_EVENT_PAGEFAULT;
+  m.arg.pagefault.address = reinterpret_cast<uintptr_t>(addr);
+  m.arg.pagefault.flags = flags;
+  m.arg.pagefault.feat.ptid = tid;
+  return m;
+}
+
+}  // namespace mtier::testutil

@@ -1,0 +1,292 @@
+// The fault handler driven without a kernel: batches of userfaultfd messages
+// into handle_batch(), the userfaultfd calls answered by a fake (EEXIST,
+// EAGAIN, errors), the store in memory (reads that fail). Every branch of
+// the fault path: zero fill, fetch, a wake after the fetch, duplicates in a
+// batch, a fault on a page in flight or poisoned, a failed store read, the
+// EAGAIN retry bound, the budget wait with no lock held.
+#include "uffd/fault_handler.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <future>
+#include <mutex>
+#include <thread>
+
+#include "fake_kernel.h"
+
+namespace mtier {
+namespace {
+
+using testutil::FakeEngine;
+using testutil::fault_msg;
+using testutil::UffdCall;
+
+constexpr uint64_t kWrite = UFFD_PAGEFAULT_FLAG_WRITE;
+constexpr uint64_t kMinor = UFFD_PAGEFAULT_FLAG_MINOR;
+constexpr uint64_t kWp = UFFD_PAGEFAULT_FLAG_WP;
+
+class FaultHandlerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_NE(e_.table, nullptr);
+    handler_ = std::make_unique<FaultHandler>(*e_.core);
+    ASSERT_EQ(handler_->prepare(), 0);
+  }
+  void fault(uint64_t page, uint64_t flags = 0) {
+    struct uffd_msg m = fault_msg(e_.addr(page), flags);
+    handler_->handle_batch(&m, 1);
+  }
+  // Index of the first call of `kind` on page `page`, or -1.
+  long call_index(UffdCall::Kind kind, uint64_t page) const {
+    auto a = reinterpret_cast<uintptr_t>(e_.addr(page));
+    for (size_t i = 0; i < e_.uffd->calls.size(); i++)
+      if (e_.uffd->calls[i].kind == kind && e_.uffd->calls[i].addr == a) return static_cast<long>(i);
+    return -1;
+  }
+
+  FakeEngine e_{32, 16};
+  std::unique_ptr<FaultHandler> handler_;
+};
+
+TEST_F(FaultHandlerTest, AFirstTouchPlacesAZeroPageCleanAndWakes) {
+  memset(e_.store->slot_data(0), 0x5a, kPageSize);  // not read: the page was never written
+  fault(3);
+  EXPECT_EQ(e_.state(3), PageState::kClean);
+  EXPECT_TRUE(e_.page_is(3, 0));
+  EXPECT_EQ(e_.core->residency.resident(), 1);
+  EXPECT_EQ(e_.table->counters.zero_fills.load(), 1u);
+  EXPECT_EQ(e_.store->reads, 0u);
+  // Copied write-protected and without waking, then woken.
+  long copy = call_index(UffdCall::kCopy, 3), wake = call_index(UffdCall::kWake, 3);
+  ASSERT_GE(copy, 0);
+  EXPECT_TRUE(e_.uffd->calls[copy].flag);
+  EXPECT_GT(wake, copy);
+}
+
+TEST_F(FaultHandlerTest, AWriteFirstTouchIsPlacedDirtyAndWritable) {
+  fault(4, kWrite);
+  EXPECT_EQ(e_.state(4), PageState::kDirty);
+  long copy = call_index(UffdCall::kCopy, 4);
+  ASSERT_GE(copy, 0);
+  EXPECT_FALSE(e_.uffd->calls[copy].flag);
+}
+
+TEST_F(FaultHandlerTest, AStoreHeldPageIsFetchedThenTheFaulterWoken) {
+  e_.put_in_store(5, 7, 0x42);
+  fault(5);
+  EXPECT_EQ(e_.state(5), PageState::kClean);
+  EXPECT_TRUE(e_.page_is(5, 0x42));
+  EXPECT_EQ(PageWord::slot(e_.word(5)), 7u);  // the store copy stays valid for a clean page
+  EXPECT_EQ(e_.store->reads, 1u);
+  EXPECT_EQ(e_.table->counters.fetches.load(), 1u);
+  EXPECT_GT(call_index(UffdCall::kWake, 5), call_index(UffdCall::kCopy, 5));
+}
+
+TEST_F(FaultHandlerTest, DuplicateAddressesInABatchArePlacedOnce) {
+  e_.put_in_store(6, 1, 0x11);
+  struct uffd_msg m[3] = {fault_msg(e_.addr(6)), fault_msg(e_.addr(6) + 100),
+                          fault_msg(e_.addr(6), kWrite)};
+  handler_->handle_batch(m, 3);
+  EXPECT_EQ(e_.uffd->count(UffdCall::kCopy, e_.addr(6)), 1u);
+  EXPECT_EQ(e_.store->reads, 1u);
+  EXPECT_EQ(e_.core->residency.resident(), 1);
+  EXPECT_EQ(e_.state(6), PageState::kClean);
+  EXPECT_TRUE(e_.page_is(6, 0x11));
+}
+
+TEST_F(FaultHandlerTest, AFaultOnAPageInFlightWaitsForItsPlacement) {
+  // A page FETCHING (claimed by a batch in flight) is not claimed again:
+  // the copy that places it wakes this faulter too.
+  transition(e_.table->words[8], PageEvent::kClaim, e_.table->id, 8);
+  fault(8);
+  EXPECT_EQ(e_.state(8), PageState::kFetching);
+  EXPECT_EQ(e_.uffd->calls.size(), 0u);
+  EXPECT_EQ(e_.store->reads, 0u);
+}
+
+TEST_F(FaultHandlerTest, AFailedStoreReadPoisonsThePageAndNamesTheReason) {
+  e_.put_in_store(9, 2, 0x33);
+  e_.store->fail_read.insert(2);
+  fault(9);
+  EXPECT_EQ(e_.state(9), PageState::kFailed);
+  EXPECT_EQ(e_.uffd->count(UffdCall::kPoison, e_.addr(9)), 1u);
+  EXPECT_EQ(e_.uffd->count(UffdCall::kCopy, e_.addr(9)), 0u);
+  EXPECT_EQ(e_.table->counters.errors.load(), 1u);
+  EXPECT_EQ(e_.core->counters.store_errors.load(), 1u);
+  EXPECT_EQ(e_.core->residency.resident(), 0);
+  // A poisoned page answers every later access with SIGBUS, never data.
+  fault(9);
+  EXPECT_EQ(e_.uffd->count(UffdCall::kPoison, e_.addr(9)), 2u);
+  EXPECT_EQ(e_.store->reads, 1u);
+}
+
+TEST_F(FaultHandlerTest, AFailedPrefetchLeavesThePageInTheStore) {
+  handler_.reset();
+  e_.core->opts.prefetch_pages = 2;
+  handler_ = std::make_unique<FaultHandler>(*e_.core);
+  ASSERT_EQ(handler_->prepare(), 0);
+  e_.put_in_store(10, 3, 0x10);
+  e_.put_in_store(11, 4, 0x11);
+  e_.put_in_store(12, 5, 0x12);
+  e_.store->fail_read.insert(4);
+  fault(10);
+  EXPECT_EQ(e_.state(10), PageState::kClean);
+  EXPECT_EQ(e_.state(11), PageState::kAbsent);  // nobody waited on it: unclaimed
+  EXPECT_EQ(PageWord::slot(e_.word(11)), 4u);
+  EXPECT_EQ(e_.state(12), PageState::kClean);
+  EXPECT_TRUE(e_.page_is(12, 0x12));
+  EXPECT_EQ(e_.uffd->count(UffdCall::kPoison), 0u);
+  EXPECT_EQ(e_.table->counters.prefetches.load(), 1u);
+}
+
+TEST_F(FaultHandlerTest, EagainOnACopyIsRetriedAndThenThePageGoesBackForTheThreadToFaultAgain) {
+  e_.put_in_store(12, 6, 0x66);
+  for (int i = 0; i <= FaultHandler::kCopyRetries; i++) e_.uffd->copy_results.push_back(-EAGAIN);
+  fault(12);
+  EXPECT_EQ(e_.uffd->count(UffdCall::kCopy, e_.addr(12)),
+            static_cast<size_t>(FaultHandler::kCopyRetries + 1));
+  EXPECT_EQ(e_.state(12), PageState::kAbsent);  // back where it was: its slot kept
+  EXPECT_EQ(PageWord::slot(e_.word(12)), 6u);
+  EXPECT_EQ(e_.uffd->count(UffdCall::kWake, e_.addr(12)), 1u);  // the thread faults again
+  EXPECT_EQ(e_.uffd->count(UffdCall::kPoison), 0u);
+  EXPECT_EQ(e_.core->residency.resident(), 0);
+  // Its next fault is served.
+  fault(12);
+  EXPECT_EQ(e_.state(12), PageState::kClean);
+  EXPECT_TRUE(e_.page_is(12, 0x66));
+}
+
+TEST_F(FaultHandlerTest, ABriefEagainOnACopyIsOnlyRetried) {
+  e_.uffd->copy_results = {-EAGAIN, -EAGAIN};
+  fault(13);
+  EXPECT_EQ(e_.uffd->count(UffdCall::kCopy, e_.addr(13)), 3u);
+  EXPECT_EQ(e_.state(13), PageState::kClean);
+}
+
+TEST_F(FaultHandlerTest, ACopyThatFailsOtherwisePoisonsThePage) {
+  e_.uffd->copy_results = {-ENOMEM};
+  fault(14);
+  EXPECT_EQ(e_.state(14), PageState::kFailed);
+  EXPECT_EQ(e_.uffd->count(UffdCall::kPoison, e_.addr(14)), 1u);
+}
+
+TEST_F(FaultHandlerTest, EexistOnAContinueOnlyWakes) {
+  e_.make_resident(15, 0x15, false);
+  e_.uffd->continue_results = {-EEXIST};
+  fault(15, kMinor);
+  EXPECT_EQ(e_.uffd->count(UffdCall::kContinue, e_.addr(15)), 1u);
+  EXPECT_EQ(e_.uffd->count(UffdCall::kWake, e_.addr(15)), 1u);
+  EXPECT_EQ(e_.uffd->count(UffdCall::kPoison), 0u);
+  EXPECT_EQ(e_.table->counters.minor_faults.load(), 1u);
+  EXPECT_TRUE(PageWord::referenced(e_.word(15)));
+}
+
+TEST_F(FaultHandlerTest, EagainOnAContinueWakesTheThreadToFaultAgain) {
+  e_.make_resident(16, 0x16, false);
+  e_.uffd->continue_results = {-EAGAIN};
+  fault(16, kMinor);
+  EXPECT_EQ(e_.uffd->count(UffdCall::kWake, e_.addr(16)), 1u);
+  EXPECT_EQ(e_.uffd->count(UffdCall::kPoison), 0u);
+  EXPECT_EQ(e_.core->counters.store_errors.load(), 0u);
+}
+
+TEST_F(FaultHandlerTest, AContinueThatFailsOtherwiseGetsSigbus) {
+  e_.make_resident(17, 0x17, false);
+  e_.uffd->continue_results = {-EINVAL};
+  fault(17, kMinor);
+  EXPECT_EQ(e_.uffd->count(UffdCall::kPoison, e_.addr(17)), 1u);
+}
+
+TEST_F(FaultHandlerTest, AFirstWriteToACleanPageMakesItDirtyAndUnprotectsIt) {
+  e_.make_resident(18, 0x18, false);
+  fault(18, kWrite | kWp);
+  EXPECT_EQ(e_.state(18), PageState::kDirty);
+  EXPECT_EQ(e_.table->counters.wp_faults.load(), 1u);
+  long wp = call_index(UffdCall::kWriteProtect, 18);
+  ASSERT_GE(wp, 0);
+  EXPECT_FALSE(e_.uffd->calls[wp].flag);
+}
+
+TEST_F(FaultHandlerTest, AWriteRacingAnEvictionCancelsIt) {
+  e_.make_resident(19, 0x19, true);
+  transition(e_.table->words[19], PageEvent::kEvictBegin, e_.table->id, 19);
+  fault(19, kWrite | kWp);
+  EXPECT_EQ(e_.state(19), PageState::kDirty);
+  EXPECT_EQ(e_.table->counters.evict_cancels.load(), 1u);
+}
+
+TEST_F(FaultHandlerTest, AFaultOutsideAnyTableGetsSigbus) {
+  char* wild = e_.core->region->base() + (e_.table->first_page + e_.table->pages + 8) * kPageSize;
+  struct uffd_msg m = fault_msg(wild);
+  handler_->handle_batch(&m, 1);
+  EXPECT_EQ(e_.core->counters.wild_faults.load(), 1u);
+  EXPECT_EQ(e_.uffd->count(UffdCall::kPoison, wild), 1u);
+}
+
+TEST_F(FaultHandlerTest, ZeroFillAheadStopsAtTheLowWatermark) {
+  handler_.reset();
+  e_.core->opts.zero_ahead_pages = 15;
+  handler_ = std::make_unique<FaultHandler>(*e_.core);
+  ASSERT_EQ(handler_->prepare(), 0);
+  fault(0, kWrite);
+  // Budget 16 pages, low watermark 85%: 13 pages in all, the touch included.
+  int64_t low = static_cast<int64_t>(e_.core->residency.low_pages());
+  EXPECT_EQ(e_.core->residency.resident(), low);
+  for (int64_t p = 0; p < low; p++) EXPECT_EQ(e_.state(p), PageState::kDirty) << p;
+  EXPECT_EQ(e_.state(low), PageState::kAbsent);
+}
+
+TEST_F(FaultHandlerTest, WithNoRoomAndAStuckEvictorABatchGoesOverBudgetRatherThanHang) {
+  for (uint64_t p = 0; p < 16; p++) e_.make_resident(p, 1, false);
+  e_.core->residency.set_stuck(true);
+  fault(20);
+  EXPECT_EQ(e_.state(20), PageState::kClean);
+  EXPECT_EQ(e_.core->residency.resident(), 17);
+  EXPECT_EQ(e_.core->residency.overruns(), 1u);
+}
+
+// The LOCKING contract: a batch waits for DRAM room before it takes the
+// table registry, so a table can be created (exclusive lock) while a fault
+// waits for the evictor - which itself needs the registry.
+TEST_F(FaultHandlerTest, ABatchWaitingForRoomHoldsNoLock) {
+  for (uint64_t p = 0; p < 16; p++) e_.make_resident(p, 1, false);
+  auto waiting = std::async(std::launch::async, [&] { fault(21); });
+  while (e_.core->residency.waiters() == 0) std::this_thread::yield();  // it waits
+  auto create = std::async(std::launch::async, [&] {
+    std::unique_lock lk(e_.core->tables.mutex());
+    int err = 0;
+    return e_.core->tables.add("while-waiting", kPageSize, &err) != nullptr;
+  });
+  ASSERT_EQ(create.wait_for(std::chrono::seconds(10)), std::future_status::ready)
+      << "the registry was held while waiting for room";
+  EXPECT_TRUE(create.get());
+  EXPECT_EQ(waiting.wait_for(std::chrono::milliseconds(0)), std::future_status::timeout);
+  // The evictor's part: room made, progress said.
+  e_.core->residency.sub(1);
+  e_.core->residency.notify_progress();
+  ASSERT_EQ(waiting.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  EXPECT_EQ(e_.state(21), PageState::kClean);
+  EXPECT_EQ(e_.core->residency.resident(), 16);
+}
+
+TEST(FaultHandlerLockOrder, WaitingForRoomUnderTheRegistryIsCaughtInCheckedBuilds) {
+  if constexpr (!build::kCheckLockOrder) GTEST_SKIP() << "built without lock checks";
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  FakeEngine e(4, 4);
+  EXPECT_DEATH(
+      {
+        std::shared_lock lk(e.core->tables.mutex());
+        (void)e.core->residency.wait_for_room(1);
+      },
+      "lock order: waiting for DRAM room while holding the table registry lock");
+  EXPECT_DEATH(
+      {
+        std::lock_guard page(e.core->lock_of(e.table, 0));
+        std::shared_lock lk(e.core->tables.mutex());
+      },
+      "lock order: taking the table registry lock while holding a page stripe lock");
+}
+
+}  // namespace
+}  // namespace mtier
