@@ -145,9 +145,11 @@ void FaultHandler::run() {
   }
 }
 
-// The pages a batch may need room for: its distinct MISSING faults, each
-// with prefetch_pages followers. (A MISSING fault on a page placed since
-// counts too: room is made a little early, never too late.)
+// The pages a batch must have room for: its distinct MISSING faults. (A
+// MISSING fault on a page placed since counts too: room is made a little
+// early, never too late.) Followers - prefetched or zero-filled ahead - only
+// take room that is free: they never make the evictor run, and a batch
+// never waits for more than the budget.
 uint64_t FaultHandler::demand_pages(const struct uffd_msg* msgs, size_t n) const {
   uint64_t distinct = 0;
   for (size_t i = 0; i < n; i++) {
@@ -161,7 +163,7 @@ uint64_t FaultHandler::demand_pages(const struct uffd_msg* msgs, size_t n) const
              ((msgs[j].arg.pagefault.address ^ pf.address) & kPageMask) == 0;
     distinct += !seen;
   }
-  return distinct * (1 + core_.opts.prefetch_pages);
+  return distinct;
 }
 
 // Pages that still fit in the DRAM budget besides those this batch claimed.
@@ -206,7 +208,7 @@ void FaultHandler::resolve(Table* t, uint64_t page, uint64_t flags, unsigned tid
       claim(t, page, is_write(flags), false, tid);
       lk.unlock();
       // prefetch_pages store-held neighbours come with a fetch, as far as
-      // the budget has room for them (the batch waited for it).
+      // the budget has free room for them.
       if (PageWord::has_slot(w))
         claim_following(t, page,
                         std::min<int64_t>(core_.opts.prefetch_pages, std::max<int64_t>(room_left(), 0)),

@@ -121,6 +121,20 @@ TEST_F(FaultHandlerTest, AFailedStoreReadPoisonsThePageAndNamesTheReason) {
   EXPECT_EQ(e_.store->reads, 1u);
 }
 
+TEST_F(FaultHandlerTest, PrefetchedNeighboursOnlyTakeFreeRoom) {
+  handler_.reset();
+  e_.core->opts.prefetch_pages = 8;
+  handler_ = std::make_unique<FaultHandler>(*e_.core);
+  ASSERT_EQ(handler_->prepare(), 0);
+  for (uint64_t p = 0; p < 13; p++) e_.make_resident(p, 0, false);
+  for (uint64_t p = 20; p < 30; p++) e_.put_in_store(p, p, static_cast<char>(p));
+  fault(20);
+  // Budget 16, 13 resident: the fetch and 2 of its 8 followers.
+  EXPECT_EQ(e_.core->residency.resident(), 16);
+  for (uint64_t p = 20; p < 23; p++) EXPECT_TRUE(e_.page_is(p, static_cast<char>(p))) << p;
+  EXPECT_EQ(e_.state(23), PageState::kAbsent);
+}
+
 TEST_F(FaultHandlerTest, AFailedPrefetchLeavesThePageInTheStore) {
   handler_.reset();
   e_.core->opts.prefetch_pages = 2;
