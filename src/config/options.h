@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "config/option_table.h"
+
 namespace mtier {
 
 enum class OptionSource { kDefault, kFile, kConf, kEnv, kApi };
@@ -44,19 +46,16 @@ struct Options {
   bool verbose = false;             // print options in effect and an exit summary
 };
 
-enum class OptionType { kSize, kPercent, kUnsigned, kInt, kBool, kString, kSizeRanges };
-
-struct OptionInfo {
-  const char* name;       // lower-case name; env var is MTIER_<NAME upper-case>
-  OptionType type;
-  const char* default_text;  // as shown in help and mtier.conf(5)
-  uint64_t min, max;         // accepted range for numeric types (kInt: int64_t values, cast)
-  bool allow_percent;        // a size that also accepts "N%" of the base
-  const char* help;
-};
+// The table type, its value parser and help listing are shared with mtierd
+// (config/option_table.h).
+using OptionType = config::OptionType;
+using OptionInfo = config::OptionInfo;
 
 // The table itself, for help output, the man page test and `mtier config`.
 const std::vector<OptionInfo>& option_table();
+// The same as the shared mechanism reads it (mtier.conf's dialect: double
+// quotes, "did you mean", several name=value on a line, MTIER_<NAME>).
+const config::Table& runtime_option_table();
 
 class OptionSet {
  public:
@@ -99,13 +98,13 @@ class OptionSet {
                           const std::string& label, std::string* why);
   [[nodiscard]] int parse_text(const std::string& text, OptionSource src,
                                const std::string& where, std::string* why);
-  [[nodiscard]] int parse_line(const std::string& line, OptionSource src,
-                               const std::string& prefix, std::string* why);
   [[nodiscard]] int parse_file(const std::string& path, OptionSource src, bool required,
                                std::string* why);
   [[nodiscard]] int parse_env(char** envp, std::string* why);
   [[nodiscard]] int parse_conf(const std::string& value, std::string* why);
   [[nodiscard]] int check_consistency(std::string* why) const;
+  // Stores parsed settings, in order, as coming from src.
+  void store_all(std::vector<config::Setting>&& settings, OptionSource src);
   // Runs `step`, then the cross-option check; restores the old state on error.
   template <class Step>
   [[nodiscard]] int transaction(std::string* why, Step&& step);

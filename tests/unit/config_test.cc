@@ -627,19 +627,6 @@ TEST(Table, EveryOptionHasAVariable) {
   }
 }
 
-const char* type_name(OptionType t) {
-  switch (t) {
-    case OptionType::kSize: return "size";
-    case OptionType::kPercent: return "percent";
-    case OptionType::kUnsigned: return "unsigned";
-    case OptionType::kInt: return "int";
-    case OptionType::kBool: return "bool";
-    case OptionType::kString: return "string";
-    case OptionType::kSizeRanges: return "size ranges";
-  }
-  return "?";
-}
-
 // mtier.conf(5) lists each option as "\fBname\fR (type) default" and its variable.
 TEST(ManPage, DocumentsEveryOption) {
   std::ifstream in(MTIER_SRCDIR "/man/mtier.conf.5");
@@ -649,7 +636,7 @@ TEST(ManPage, DocumentsEveryOption) {
   std::string man = buf.str();
   for (size_t p; (p = man.find("\\-")) != std::string::npos;) man.replace(p, 2, "-");
   for (const OptionInfo& info : option_table()) {
-    std::string term = std::string("\n\\fB") + info.name + "\\fR (" + type_name(info.type) +
+    std::string term = std::string("\n\\fB") + info.name + "\\fR (" + config::type_name(info.type) +
                        ") " + info.default_text + "\n";
     EXPECT_TRUE(contains(man, term)) << "mtier.conf.5 lacks the entry" << term;
     std::string var = "MTIER_";
