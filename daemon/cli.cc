@@ -89,9 +89,7 @@ std::string usage_text() {
   out +=
       "\nOptions override the config file. Its keys, \"name = value\" a line, with\n"
       "their defaults:\n";
-  for (const DaemonOptionInfo& info : daemon_option_table())
-    out += "  " + std::string(info.name) + " = " + info.default_text + "\n      " + info.help +
-           "\n      accepted: " + accepted_values(info) + "\n";
+  out += daemon_table().help_listing();
   out += "\nSee mtierd(8), mtier(7).\n";
   return out;
 }

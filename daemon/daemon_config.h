@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "config/option_table.h"
 #include "log/log.h"
 
 namespace mtier::daemon {
@@ -39,21 +40,20 @@ struct DaemonConfig {
   unsigned stale_ms = 5000;             // a runtime silent this long is considered gone
 };
 
-enum class DaemonOptionType { kPath, kName, kParams, kSize, kUnsigned, kSources, kLogLevel };
-
-struct DaemonOptionInfo {
-  const char* name;          // as written in mtierd.conf
-  DaemonOptionType type;
-  const char* default_text;  // as shown in --help and mtierd(8)
-  uint64_t min, max;         // accepted range of kSize and kUnsigned
-  const char* help;
-};
+// The table type and its parser are the runtime's (config/option_table.h);
+// mtierd's settings use the types kPath, kName, kParams, kSize, kUnsigned,
+// kSources and kLogLevel.
+using DaemonOptionType = config::OptionType;
+using DaemonOptionInfo = config::OptionInfo;
 
 // The table, in DaemonConfig's order, for --help, the man page test and describe_config.
 const std::vector<DaemonOptionInfo>& daemon_option_table();
+// The same as the shared mechanism reads it (mtierd.conf's dialect: single
+// quotes, no suggestion, one setting a line, "bad value ... (expected ...)").
+const config::Table& daemon_table();
 // The type as mtierd(8) names it: "path", "name", "params", "size", "unsigned",
 // "sources", "level".
-const char* type_name(DaemonOptionType type);
+using config::type_name;
 // What a setting accepts, as mtierd(8) writes it after "Accepted:" and a bad
 // value message after "expected": "10 to 10000", "0 to 1P", "error, warning,
 // notice, info or debug", ...
