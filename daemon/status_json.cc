@@ -11,6 +11,7 @@
 
 #include "server.h"
 #include "util/json.h"
+#include "util/table_json.h"
 
 namespace mtier::daemon {
 namespace {
@@ -86,10 +87,7 @@ void write_table(json::Writer& j, const Client& c, const ipc::TableEntry& t, con
     if (seen == 0 || s.now_tick - seen > s.window_ticks) continue;
     active += std::min(extent_pages, t.pages - e * extent_pages) * kPage;
   }
-  j.begin_object()
-      .uint("id", t.id)
-      .str("name", t.name)
-      .uint("bytes", t.bytes)
+  json::begin_table(j, {.id = t.id, .name = t.name, .bytes = t.bytes})
       .uint("pages", t.pages)
       .uint("dram_pages", r.dram)
       .uint("slow_pages", r.slow)

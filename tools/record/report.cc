@@ -8,6 +8,7 @@
 
 #include "report_internal.h"
 #include "util/json.h"
+#include "util/table_json.h"
 
 namespace mtier::record {
 namespace {
@@ -181,11 +182,7 @@ std::string tables_json(const std::vector<TableStats>& stats) {
   j.begin_object().str("report", "tables").begin_array("tables");
   for (const TableStats& st : stats) {
     const TableSeries& ts = *st.ts;
-    j.begin_object()
-        .integer("pid", ts.pid)
-        .uint("id", ts.id)
-        .str("name", ts.name)
-        .uint("bytes", ts.bytes)
+    json::begin_table(j, {.pid = ts.pid, .id = ts.id, .name = ts.name, .bytes = ts.bytes})
         .num("heat_mean", st.heat_mean)
         .num("heat_peak", st.heat_peak)
         .num("heat_share_pct", st.heat_share_pct);

@@ -7,6 +7,7 @@
 #include "heat_ramp.h"
 #include "report_internal.h"
 #include "util/json.h"
+#include "util/table_json.h"
 
 namespace mtier::record {
 namespace {
@@ -138,11 +139,7 @@ std::string heatmap_json(const Selection& s) {
   for (double t : s.t) w.num(nullptr, t);
   w.end_array().begin_array("tables");
   for (const TableSeries& ts : s.tables) {
-    w.begin_object()
-        .integer("pid", ts.pid)
-        .uint("id", ts.id)
-        .str("name", ts.name)
-        .uint("bytes", ts.bytes)
+    json::begin_table(w, {.pid = ts.pid, .id = ts.id, .name = ts.name, .bytes = ts.bytes})
         .uint("slices", ts.slices)
         .begin_array("heat");
     // A snapshot without the table (its process not yet or no longer
