@@ -1,6 +1,7 @@
-// The settings of mtierd, the node daemon, and their one table (as
-// src/config/options.h has for the runtime): every setting has a name, a
-// type, a default, an accepted range or set of values and a help line. Read
+// The settings of mtierd, the node daemon, and their one table, of the
+// table type the runtime's options use (src/config/option_table.h, which
+// also parses them): every setting has a name, a type, a default, an
+// accepted range or set of values and a help line. Read
 // from /etc/mtier/mtierd.conf ("name = value" lines), then overridden from
 // the command line (daemon/cli.h). man/mtierd.8 lists the same table;
 // tests/unit/daemon_config_test.cc checks that it does. Parsing allocates

@@ -1,5 +1,6 @@
-// The one option table (mimalloc options.c): every option has a name, a type,
-// a default, an accepted range and a help line. Sources, later wins: built-in
+// The runtime's option table (mimalloc options.c): every option has a name, a
+// type, a default, an accepted range and a help line; the table type and its
+// parsers are shared with mtierd (config/option_table.h). Sources, later wins: built-in
 // defaults, /etc/mtier.conf, the MTIER_CONF file or string, MTIER_<NAME>
 // variables (jemalloc's order). Parsing allocates only std::string/vector and
 // is done once at init; nothing here runs on the fault path.
