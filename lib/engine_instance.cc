@@ -5,6 +5,7 @@
 #include <memory>
 #include <mutex>
 
+#include "boundary.h"
 #include "log/log.h"
 
 extern char** environ;
@@ -14,7 +15,7 @@ namespace {
 
 std::mutex g_mu;                      // serialises starts
 std::atomic<Engine*> g_engine{nullptr};
-int g_start_error = 0;                // why the start failed; not retried
+int g_start_error = 0;                // why the start failed for good
 
 void print_options(const OptionSet& set) {
   // One log line per option: a log line is capped at a fixed buffer.
@@ -45,28 +46,44 @@ int start(const char* extra) {
   return 0;
 }
 
+// start(), with an exception as its -errno (what it made is destroyed by
+// the unwinding: nothing is kept).
+int start_contained(const char* extra) noexcept {
+  try {
+    return start(extra);
+  } catch (...) {
+    return current_exception_errno();
+  }
+}
+
 }  // namespace
 
 int load_options(OptionSet* set, std::string* why) { return set->load_all(environ, why); }
 
-Engine* engine(int* err, const char* extra) {
+Engine* engine(int* err, const char* extra) noexcept {
   if (Engine* e = g_engine.load(std::memory_order_acquire)) {
     *err = 0;
     return e;
   }
   std::lock_guard<std::mutex> lk(g_mu);
-  if (!g_engine.load() && !g_start_error) g_start_error = start(extra);
   *err = g_start_error;
+  if (!g_engine.load() && !g_start_error) {
+    *err = start_contained(extra);
+    if (!start_may_retry(*err)) g_start_error = *err;
+  }
   return g_engine.load();
 }
 
-Engine* running_engine() { return g_engine.load(std::memory_order_acquire); }
+bool start_may_retry(int err) noexcept { return err == -ENOMEM || err == -EAGAIN; }
 
-int start_engine_explicitly(const char* extra) {
+Engine* running_engine() noexcept { return g_engine.load(std::memory_order_acquire); }
+
+int start_engine_explicitly(const char* extra) noexcept {
   std::lock_guard<std::mutex> lk(g_mu);
   if (g_engine.load()) return -EALREADY;
-  g_start_error = start(extra);
-  return g_start_error;
+  int rc = start_contained(extra);
+  g_start_error = start_may_retry(rc) ? 0 : rc;
+  return rc;
 }
 
 }  // namespace mtier::lib

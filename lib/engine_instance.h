@@ -13,15 +13,23 @@ namespace mtier::lib {
 [[nodiscard]] int load_options(OptionSet* set, std::string* why);
 
 // The engine, started now if it is not running (with `extra` option text
-// applied on top when given). A failed start is remembered and not retried:
-// nullptr with *err = that start's -errno, every time.
-Engine* engine(int* err, const char* extra = nullptr);
+// applied on top when given). A failed start is remembered and not retried
+// (nullptr with *err = that start's -errno, every time), except one that
+// failed for want of memory (start_may_retry), which the next call tries
+// again. Never throws: an exception in the start is its -errno (boundary.h).
+Engine* engine(int* err, const char* extra = nullptr) noexcept;
+
+// True for the start errors that are tried again: -ENOMEM (std::bad_alloc
+// included) and -EAGAIN (a thread that could not be made). Memory that is
+// short at the first table may not be later, and giving up then would run
+// the whole job without tiering, when memory is what it lacks.
+bool start_may_retry(int err) noexcept;
 
 // The engine if it runs, else nullptr; never starts it.
-Engine* running_engine();
+Engine* running_engine() noexcept;
 
 // -EALREADY if the engine runs, else starts it with `extra` (mtier_init: an
 // explicit start is tried even after an implicit one failed).
-[[nodiscard]] int start_engine_explicitly(const char* extra);
+[[nodiscard]] int start_engine_explicitly(const char* extra) noexcept;
 
 }  // namespace mtier::lib

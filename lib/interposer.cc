@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "boundary.h"
 #include "engine_instance.h"
 #include "interposer_state.h"
 #include "log/log.h"
@@ -40,6 +41,74 @@ void warn_create_failed(int err) {
   MTIER_LOG_WARN("cannot create a table: %s; this allocation uses plain memory", strerror(-err));
 }
 
+// A start that will be tried again (engine_instance.h: start_may_retry).
+void warn_start_deferred(int err, const char* why) {
+  static std::atomic<int> last{0};
+  if (last.exchange(err) == err) return;  // once per reason
+  MTIER_LOG_WARN("cannot start the engine: %s; this allocation uses plain memory, the next "
+                 "managed-size allocation tries again", *why ? why : strerror(-err));
+}
+
+// Reads the options and turns the interposer on; may throw (activate()
+// contains it).
+void activate_throwing() {
+  OptionSet set;
+  std::string why;
+  if (load_options(&set, &why) < 0) {
+    MTIER_LOG_ERROR("%s; running with plain allocation", why.c_str());
+    return;
+  }
+  State& st = state();
+  st.selection = Selection(set.get());
+  st.summary = set.get().stats || set.get().verbose;
+  if (set.get().verbose) log::set_level(log::Level::kInfo);
+  install_fork_handlers();
+  if (st.summary) register_exit_summary();
+  g_smallest_candidate.store(st.selection.smallest());
+}
+
+// For the exit summary only (MTIER_STATS, MTIER_VERBOSE): the figures of a
+// table about to be freed. They need memory (the name); without it, this
+// table is missing from the summary's totals and the free goes on.
+void count_freed_locked(int id) noexcept {
+  State& st = state();
+  if (!st.summary) return;
+  try {
+    TableStats s;
+    if (st.engine->table_stats(id, &s) == 0) st.freed.add(s);
+  } catch (...) {
+  }
+}
+
+// Under the lock: a new table for the program, or nullptr. May throw
+// (managed_alloc contains it).
+void* alloc_table_locked(size_t bytes, size_t align) {
+  State& st = state();
+  std::string name;
+  if (!engine_locked() || !st.selection.take(bytes, &name)) return nullptr;
+  uint64_t capacity = round_up(bytes + (align - kPage), kPage);
+  void* base = nullptr;
+  int id = st.engine->create_table(name, capacity, &base);
+  if (id < 0) {
+    warn_create_failed(id);
+    return nullptr;
+  }
+  Managed m;
+  m.base = static_cast<char*>(base);
+  m.capacity = capacity;
+  m.ptr = reinterpret_cast<char*>(round_up(reinterpret_cast<uintptr_t>(base), align));
+  m.id = id;
+  m.requested = bytes;
+  if (!st.map.insert(m)) {  // no record, no table: the program gets plain memory
+    (void)st.engine->free_table(id);
+    warn_create_failed(-ENOMEM);
+    return nullptr;
+  }
+  st.tables_created++;
+  st.bytes_created += capacity;
+  return m.ptr;
+}
+
 }  // namespace
 
 void Totals::add(const TableStats& s) {
@@ -59,25 +128,13 @@ State& state() {
   return *s;
 }
 
-void activate() {
+void activate() noexcept {
   if (!wanted()) return;
   RuntimeScope runtime;
-  OptionSet set;
-  std::string why;
-  if (load_options(&set, &why) < 0) {
-    MTIER_LOG_ERROR("%s; running with plain allocation", why.c_str());
-    return;
-  }
-  State& st = state();
-  st.selection = Selection(set.get());
-  st.summary = set.get().stats || set.get().verbose;
-  if (set.get().verbose) log::set_level(log::Level::kInfo);
-  install_fork_handlers();
-  if (st.summary) register_exit_summary();
-  g_smallest_candidate.store(st.selection.smallest());
+  (void)contained("reading the options", "running with plain allocation", activate_throwing);
 }
 
-Engine* engine_locked() {
+Engine* engine_locked() noexcept {
   State& st = state();
   if (st.child) return nullptr;
   if (st.engine || st.failed) return st.engine;
@@ -85,6 +142,10 @@ Engine* engine_locked() {
   int err = 0;
   Engine* e = engine(&err);
   log::capture_errors(false);
+  if (!e && start_may_retry(err)) {
+    warn_start_deferred(err, log::captured_error());
+    return nullptr;
+  }
   if (!e) {
     st.failed = true;
     g_smallest_candidate.store(UINT64_MAX);
@@ -99,13 +160,13 @@ Engine* engine_locked() {
   return e;
 }
 
-void release_locked(const Managed* m) {
+void release_locked(const Managed* m) noexcept {
   State& st = state();
   if (!st.child) {
     if (!m->unmapped.empty()) (void)sys::protect(m->base, m->capacity, true);
-    TableStats s;
-    if (st.engine->table_stats(m->id, &s) == 0) st.freed.add(s);
-    (void)st.engine->free_table(m->id);
+    count_freed_locked(m->id);
+    (void)contained("freeing a table", "its address range stays reserved",
+                    [&] { (void)st.engine->free_table(m->id); });
     // Freed memory faults with SIGSEGV, as unmapped memory would, instead of
     // reaching the fault handler as an access outside every table (SIGBUS).
     (void)sys::protect(m->base, m->capacity, false);
@@ -113,34 +174,19 @@ void release_locked(const Managed* m) {
   st.map.erase(m);
 }
 
-void* managed_alloc(size_t bytes, size_t align) {
+void* managed_alloc(size_t bytes, size_t align) noexcept {
   if (align < kPage) align = kPage;
   if (bytes > kMaxTableBytes || align > kMaxTableBytes) return nullptr;
-  RuntimeScope runtime;
+  RuntimeScope runtime;  // also for the exception's own allocation and free
   State& st = state();
   std::lock_guard<std::mutex> lk(st.mu);
-  std::string name;
-  if (!engine_locked() || !st.selection.take(bytes, &name)) return nullptr;
-  uint64_t capacity = round_up(bytes + (align - kPage), kPage);
-  void* base = nullptr;
-  int id = st.engine->create_table(name, capacity, &base);
-  if (id < 0) {
-    warn_create_failed(id);
-    return nullptr;
-  }
-  Managed m;
-  m.base = static_cast<char*>(base);
-  m.capacity = capacity;
-  m.ptr = reinterpret_cast<char*>(round_up(reinterpret_cast<uintptr_t>(base), align));
-  m.id = id;
-  m.requested = bytes;
-  st.map.insert(m);
-  st.tables_created++;
-  st.bytes_created += capacity;
-  return m.ptr;
+  void* p = nullptr;
+  (void)contained("creating a table", "this allocation uses plain memory",
+                  [&] { p = alloc_table_locked(bytes, align); });
+  return p;
 }
 
-size_t managed_free(void* p) {
+size_t managed_free(void* p) noexcept {
   RuntimeScope runtime;
   State& st = state();
   std::lock_guard<std::mutex> lk(st.mu);
@@ -154,14 +200,14 @@ size_t managed_free(void* p) {
   return requested;
 }
 
-size_t managed_usable_size(const void* p) {
+size_t managed_usable_size(const void* p) noexcept {
   State& st = state();
   std::lock_guard<std::mutex> lk(st.mu);
   Managed* m = st.map.find(p);
   return m ? m->usable(p) : 0;
 }
 
-void* managed_realloc(void* p, size_t n) {
+void* managed_realloc(void* p, size_t n) noexcept {
   size_t usable = managed_usable_size(p);
   if (usable == 0) {
     MTIER_LOG_ERROR("realloc(%p): not a pointer mtier handed out", p);
@@ -181,7 +227,7 @@ void* managed_realloc(void* p, size_t n) {
   return q;
 }
 
-bool inherited_record(const void* p, bool forget) {
+bool inherited_record(const void* p, bool forget) noexcept {
   State& st = state();
   std::lock_guard<std::mutex> lk(st.mu);
   Managed* m = st.map.find(p);
@@ -190,7 +236,7 @@ bool inherited_record(const void* p, bool forget) {
   return true;
 }
 
-bool in_forked_child() {
+bool in_forked_child() noexcept {
   State& st = state();
   std::lock_guard<std::mutex> lk(st.mu);
   return st.child;

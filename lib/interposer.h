@@ -8,7 +8,16 @@
 // merely links the library for the C API, a setuid program, a forked child
 // and the runtime's own threads (RuntimeScope) get plain allocation. The
 // engine starts at the first managed allocation; if it cannot (no
-// userfaultfd, say), one line says why and allocation stays plain.
+// userfaultfd, say), one line says why and allocation stays plain. A start
+// that failed for want of memory (-ENOMEM, -EAGAIN: std::bad_alloc, a thread
+// that could not be made) is tried again at the next managed-size
+// allocation, the ones before it getting plain memory; any other failure is
+// final.
+//
+// No exception leaves these functions (boundary.h): where the runtime runs
+// out of memory, a managed-size allocation gets plain memory from the next
+// allocator (one line says so, once per reason) and a call on the region
+// fails as the kernel's would (ENOMEM).
 #pragma once
 #include <atomic>
 #include <cstddef>
@@ -30,7 +39,7 @@ extern std::atomic<uintptr_t> g_region_lo, g_region_hi;
 extern std::atomic<uintptr_t> g_inherited_lo, g_inherited_hi;
 
 // Reads the options and turns the interposer on (called once, at load).
-void activate();
+void activate() noexcept;
 
 inline bool in_region(const void* p) {
   auto a = reinterpret_cast<uintptr_t>(p);
@@ -50,20 +59,21 @@ inline bool maybe_candidate(size_t n) {
 // A managed allocation of `bytes` aligned to `align` (a power of two; <= 4096
 // gives page alignment), or nullptr when the selection or the engine says no
 // (the caller then uses the next allocator). Memory reads as zeros.
-void* managed_alloc(size_t bytes, size_t align);
+void* managed_alloc(size_t bytes, size_t align) noexcept;
 // free() of a pointer in the region; returns the bytes the program had asked
 // for (0 when p is not a table's pointer).
-size_t managed_free(void* p);
+size_t managed_free(void* p) noexcept;
 // malloc_usable_size() of a pointer in the region.
-size_t managed_usable_size(const void* p);
+size_t managed_usable_size(const void* p) noexcept;
 // realloc() of a pointer in the region.
-void* managed_realloc(void* p, size_t n);
+void* managed_realloc(void* p, size_t n) noexcept;
 
 // The region part of munmap / mremap / madvise; each returns what the libc
 // call would (-1 with errno set on failure).
-int region_munmap(void* addr, size_t len);
-void* region_mremap(void* old, size_t old_size, size_t new_size, int flags, void* new_addr);
-int region_madvise(void* addr, size_t len, int advice);
+int region_munmap(void* addr, size_t len) noexcept;
+void* region_mremap(void* old, size_t old_size, size_t new_size, int flags,
+                    void* new_addr) noexcept;
+int region_madvise(void* addr, size_t len, int advice) noexcept;
 
 inline bool in_inherited(const void* p) {
   auto a = reinterpret_cast<uintptr_t>(p);
@@ -72,11 +82,11 @@ inline bool in_inherited(const void* p) {
 }
 // In a forked child: true when p is exactly a pointer the parent's
 // interposer handed out; with `forget`, the record is dropped (free).
-bool inherited_record(const void* p, bool forget);
+bool inherited_record(const void* p, bool forget) noexcept;
 
 // Fork: the atfork handlers take and drop the interposer's lock; the child
 // stops managing (its copy of the region is not mapped: MADV_DONTFORK):
 // g_region_* become empty and g_inherited_* hold the parent's bounds.
-bool in_forked_child();
+bool in_forked_child() noexcept;
 
 }  // namespace mtier::lib

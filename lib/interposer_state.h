@@ -21,7 +21,7 @@ struct State {
   Selection selection;
   ManagedMap map;
   Engine* engine = nullptr;   // once started
-  bool failed = false;        // the engine could not start: plain allocation
+  bool failed = false;        // the engine cannot start (for good): plain allocation
   bool child = false;         // a forked child: plain allocation
   bool summary = false;       // print the summary at exit
   Totals freed;               // tables freed so far
@@ -30,10 +30,12 @@ struct State {
 
 State& state();
 
-// Under state().mu: the engine, started if needed; nullptr when it cannot run.
-Engine* engine_locked();
-// Under state().mu: frees the table of m and forgets m.
-void release_locked(const Managed* m);
+// Under state().mu: the engine, started if needed; nullptr when it cannot run
+// (now: out of memory, tried again next time; or for good: st.failed).
+Engine* engine_locked() noexcept;
+// Under state().mu: frees the table of m and forgets m. Works without memory
+// to spare: the freed table's figures for the exit summary are then lost.
+void release_locked(const Managed* m) noexcept;
 
 // Installs the SIGSEGV handler that explains a forked child's touch of the
 // region and chains to the handler installed before it.

@@ -1,6 +1,9 @@
 // The interposer's record of what it handed out: one entry per managed
 // allocation (a table), with the parts the program munmapped since.
 // Not thread-safe: the interposer holds its lock around every use.
+// Nothing here throws: the calls that need memory say when there was none
+// (they run inside malloc and munmap, see boundary.h), and leave the record
+// as it was then.
 #pragma once
 #include <cstdint>
 #include <cstddef>
@@ -26,20 +29,24 @@ struct Managed {
     return capacity - static_cast<uint64_t>(static_cast<const char*>(p) - base);
   }
   uint64_t unmapped_pages() const;
-  void add_unmapped(uint64_t first, uint64_t last);
-  // Takes [first, last) out of the unmapped set (a grow by mremap).
-  void remove_unmapped(uint64_t first, uint64_t last);
+  // Adds [first, last) to the unmapped set; false (set unchanged) when out of memory.
+  [[nodiscard]] bool add_unmapped(uint64_t first, uint64_t last) noexcept;
+  // Takes [first, last) out of the unmapped set (a grow by mremap); false
+  // (set unchanged) when out of memory.
+  [[nodiscard]] bool remove_unmapped(uint64_t first, uint64_t last) noexcept;
 };
 
 class ManagedMap {
  public:
   // The record whose [base, end) contains p, or nullptr.
-  Managed* find(const void* p);
-  Managed* insert(const Managed& m);
-  void erase(const Managed* m);
-  // Bases of the records overlapping [lo, hi), in address order (bases stay
-  // valid while records are erased, iterators would not).
-  std::vector<char*> overlapping(const char* lo, const char* hi) const;
+  Managed* find(const void* p) noexcept;
+  // The new record, or nullptr (map unchanged) when out of memory.
+  [[nodiscard]] Managed* insert(const Managed& m) noexcept;
+  void erase(const Managed* m) noexcept;
+  // The record with the lowest base that overlaps [lo, hi), or nullptr. To
+  // visit every overlap while erasing some, start the next look at the end
+  // of the record just visited (no list is built: no allocation).
+  Managed* first_overlapping(const char* lo, const char* hi) noexcept;
   size_t size() const { return by_base_.size(); }
 
  private:

@@ -1,12 +1,15 @@
 // munmap, mremap and madvise on managed memory, as the kernel would do them
 // on private anonymous memory: an unmapped part faults (SIGSEGV: it is made
 // PROT_NONE and its pages dropped), a discarded part reads back as zeros, a
-// moved mapping keeps its bytes.
+// moved mapping keeps its bytes. Nothing here throws (boundary.h): what
+// needs memory and finds none fails the call with ENOMEM (munmap, mremap)
+// or EAGAIN (madvise), changing nothing.
 #include <sys/mman.h>
 
 #include <cerrno>
 #include <cstring>
 
+#include "boundary.h"
 #include "interposer.h"
 #include "interposer_state.h"
 #include "next_alloc.h"
@@ -24,29 +27,47 @@ int fail(int err) {
   return -1;
 }
 
-// Unmaps [lo, hi) of m (page-aligned, inside m): frees the table when no
-// page of it is left. Under the lock.
-void unmap_part(Managed* m, char* lo, char* hi) {
-  State& st = state();
-  if (lo == m->base && hi == m->end()) return release_locked(m);
-  if (!st.child) {
-    (void)st.engine->discard(lo, static_cast<uint64_t>(hi - lo));
-    (void)sys::protect(lo, static_cast<size_t>(hi - lo), false);
-  }
-  m->add_unmapped(static_cast<uint64_t>(lo - m->base) / kPage,
-                  static_cast<uint64_t>(hi - m->base) / kPage);
-  if (m->unmapped_pages() == m->pages()) release_locked(m);
+// Drops [lo, lo+len) of a table's pages (they read back as zeros); false
+// (logged) if the engine threw. Under the lock.
+bool discard(char* lo, uint64_t len) {
+  return contained("munmap/madvise of a table", "pages may keep their data", [&] {
+    (void)state().engine->discard(lo, len);
+  });
 }
 
-// Calls f(record, lo, hi) for each record's overlap with [lo, hi).
-template <class F>
-void for_each_overlap(char* lo, char* hi, F f) {
+// Unmaps [lo, hi) of m (page-aligned, inside m): frees the table when no
+// page of it is left. Under the lock. 0, or -ENOMEM when the record of an
+// unmapped part could not grow (then nothing changed).
+int unmap_part(Managed* m, char* lo, char* hi) {
   State& st = state();
-  for (char* base : st.map.overlapping(lo, hi)) {
-    Managed* m = st.map.find(base);
-    if (!m) continue;
-    f(m, lo > m->base ? lo : m->base, hi < m->end() ? hi : m->end());
+  if (lo == m->base && hi == m->end()) return release_locked(m), 0;
+  if (!m->add_unmapped(static_cast<uint64_t>(lo - m->base) / kPage,
+                       static_cast<uint64_t>(hi - m->base) / kPage))
+    return -ENOMEM;
+  if (!st.child) {
+    (void)discard(lo, static_cast<uint64_t>(hi - lo));
+    (void)sys::protect(lo, static_cast<size_t>(hi - lo), false);
   }
+  if (m->unmapped_pages() == m->pages()) release_locked(m);
+  return 0;
+}
+
+// Calls f(record, lo, hi) for each record's overlap with [lo, hi) (f may
+// free the record) and returns the first negative result, or 0. Builds no
+// list: munmap must work when memory has run out.
+template <class F>
+int for_each_overlap(char* lo, char* hi, F f) {
+  State& st = state();
+  int rc = 0;
+  for (char* at = lo; at < hi;) {
+    Managed* m = st.map.first_overlapping(at, hi);
+    if (!m) break;
+    char* end = m->end();
+    int r = f(m, at > m->base ? at : m->base, hi < end ? hi : end);
+    if (r < 0 && rc == 0) rc = r;
+    at = end;
+  }
+  return rc;
 }
 
 // Applies the libc call `call` to the parts of [addr, addr+len) outside the region.
@@ -86,7 +107,7 @@ void* move_mapping(char* old, size_t old_size, size_t new_size, void* fixed) {
 
 }  // namespace
 
-int region_munmap(void* addr, size_t len) {
+int region_munmap(void* addr, size_t len) noexcept {
   auto a = static_cast<char*>(addr);
   if (reinterpret_cast<uintptr_t>(a) % kPage || len == 0) return fail(EINVAL);
   len = page_up(len);
@@ -94,12 +115,15 @@ int region_munmap(void* addr, size_t len) {
   RuntimeScope runtime;
   State& st = state();
   std::lock_guard<std::mutex> lk(st.mu);
-  for_each_overlap(clip_lo(a), clip_hi(a + len),
-                   [](Managed* m, char* lo, char* hi) { unmap_part(m, lo, hi); });
+  // A part a table's record could not note (out of memory) stays mapped:
+  // the call fails with ENOMEM, as the kernel's munmap may.
+  int err = for_each_overlap(clip_lo(a), clip_hi(a + len),
+                             [](Managed* m, char* lo, char* hi) { return unmap_part(m, lo, hi); });
+  if (err < 0) return fail(-err);
   return rc ? -1 : 0;
 }
 
-int region_madvise(void* addr, size_t len, int advice) {
+int region_madvise(void* addr, size_t len, int advice) noexcept {
   auto a = static_cast<char*>(addr);
   if (reinterpret_cast<uintptr_t>(a) % kPage) return fail(EINVAL);
   len = page_up(len);
@@ -110,10 +134,10 @@ int region_madvise(void* addr, size_t len, int advice) {
   State& st = state();
   std::lock_guard<std::mutex> lk(st.mu);
   if (st.child) return fail(ENOMEM);  // not mapped in a forked child
-  for_each_overlap(clip_lo(a), clip_hi(a + len), [&](Managed* m, char* lo, char* hi) {
-    (void)m;
-    (void)st.engine->discard(lo, static_cast<uint64_t>(hi - lo));
+  int err = for_each_overlap(clip_lo(a), clip_hi(a + len), [](Managed*, char* lo, char* hi) {
+    return discard(lo, static_cast<uint64_t>(hi - lo)) ? 0 : -EAGAIN;
   });
+  if (err < 0) return fail(-err);
   return rc ? -1 : 0;
 }
 
@@ -136,12 +160,18 @@ void* resize_in_place(char* o, size_t old_size, size_t new_size, int flags, bool
     return nullptr;
   }
   if (new_size <= old_size) {
-    if (new_size < old_size) unmap_part(m, o + new_size, o + old_size);
+    if (new_size < old_size && unmap_part(m, o + new_size, o + old_size) < 0) {
+      errno = ENOMEM;
+      return MAP_FAILED;
+    }
     return o;
   }
   if (o + new_size <= m->end()) {  // grow into pages unmapped before: they read as zeros
     uint64_t first = static_cast<uint64_t>(o + old_size - m->base) / kPage;
-    m->remove_unmapped(first, first + (new_size - old_size) / kPage);
+    if (!m->remove_unmapped(first, first + (new_size - old_size) / kPage)) {
+      errno = ENOMEM;
+      return MAP_FAILED;
+    }
     (void)sys::protect(o + old_size, new_size - old_size, true);
     return o;
   }
@@ -155,7 +185,8 @@ void* resize_in_place(char* o, size_t old_size, size_t new_size, int flags, bool
 
 }  // namespace
 
-void* region_mremap(void* old, size_t old_size, size_t new_size, int flags, void* new_addr) {
+void* region_mremap(void* old, size_t old_size, size_t new_size, int flags,
+                    void* new_addr) noexcept {
   auto o = static_cast<char*>(old);
   if (reinterpret_cast<uintptr_t>(o) % kPage || new_size == 0 || (flags & MREMAP_DONTUNMAP)) {
     errno = EINVAL;

@@ -62,14 +62,16 @@ TEST(ManagedMap, FindsContainingRecordAndOverlaps) {
   b.base = region + 8 * 4096;
   b.ptr = b.base;
   b.id = 2;
-  map.insert(a);
-  map.insert(b);
+  ASSERT_NE(map.insert(a), nullptr);
+  ASSERT_NE(map.insert(b), nullptr);
   EXPECT_EQ(map.find(region + 100)->id, 1);
   EXPECT_EQ(map.find(region + 4 * 4096), nullptr);  // the gap
   EXPECT_EQ(map.find(region + 9 * 4096)->id, 2);
   EXPECT_EQ(map.find(region + 12 * 4096), nullptr);
-  EXPECT_EQ(map.overlapping(region + 3 * 4096, region + 9 * 4096).size(), 2u);
-  EXPECT_EQ(map.overlapping(region + 4 * 4096, region + 8 * 4096).size(), 0u);
+  EXPECT_EQ(map.first_overlapping(region + 3 * 4096, region + 9 * 4096)->id, 1);
+  EXPECT_EQ(map.first_overlapping(region + 4 * 4096, region + 9 * 4096)->id, 2);
+  EXPECT_EQ(map.first_overlapping(region + 4 * 4096, region + 8 * 4096), nullptr);
+  EXPECT_EQ(map.first_overlapping(region + 12 * 4096, region + 64 * 4096), nullptr);
   map.erase(map.find(region));
   EXPECT_EQ(map.find(region + 100), nullptr);
   EXPECT_EQ(map.size(), 1u);
@@ -78,14 +80,14 @@ TEST(ManagedMap, FindsContainingRecordAndOverlaps) {
 TEST(ManagedMap, UnmappedIntervalsMergeAndShrink) {
   Managed m;
   m.capacity = 16 * 4096;
-  m.add_unmapped(2, 4);
-  m.add_unmapped(3, 6);
-  m.add_unmapped(10, 12);
+  ASSERT_TRUE(m.add_unmapped(2, 4));
+  ASSERT_TRUE(m.add_unmapped(3, 6));
+  ASSERT_TRUE(m.add_unmapped(10, 12));
   EXPECT_EQ(m.unmapped_pages(), 6u);
-  m.add_unmapped(6, 10);
+  ASSERT_TRUE(m.add_unmapped(6, 10));
   ASSERT_EQ(m.unmapped.size(), 1u);
   EXPECT_EQ(m.unmapped_pages(), 10u);
-  m.remove_unmapped(4, 8);
+  ASSERT_TRUE(m.remove_unmapped(4, 8));
   EXPECT_EQ(m.unmapped_pages(), 6u);
   ASSERT_EQ(m.unmapped.size(), 2u);
   EXPECT_EQ(m.unmapped[0], std::make_pair(uint64_t{2}, uint64_t{4}));
