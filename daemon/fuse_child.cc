@@ -8,7 +8,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <vector>
 
 namespace mtier::daemon {
 namespace {
@@ -49,9 +48,10 @@ pid_t start_mtierfs(const std::string& mount, const std::string& socket, std::st
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
-    std::vector<const char*> argv = {"mtierfs", mount.c_str(), "-f", "--socket", socket.c_str(),
-                                     nullptr};
-    execv(exe.c_str(), const_cast<char* const*>(argv.data()));
+    // No allocation between fork and exec: an exception here would unwind
+    // into a second copy of the daemon.
+    const char* argv[] = {"mtierfs", mount.c_str(), "-f", "--socket", socket.c_str(), nullptr};
+    execv(exe.c_str(), const_cast<char* const*>(argv));
     _exit(127);
   }
   return pid;

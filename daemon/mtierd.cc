@@ -1,7 +1,11 @@
 // mtierd: the node daemon. Parses the command line and the config file,
 // then serves (server.h) until SIGTERM. Exit status: 0 stopped cleanly or
 // an action (--help, --check-config) succeeded; 1 a failure; 2 usage.
+// No exception ends it without a word: the loop contains those of each
+// event (server.h); one from start-up or teardown is logged, exit status 1.
 #include <cstdio>
+#include <exception>
+#include <new>
 #include <string>
 
 #include "cli.h"
@@ -9,7 +13,9 @@
 #include "log/log.h"
 #include "server.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
   using namespace mtier::daemon;
   mtier::log::set_ident("mtierd");
   CliResult cli;
@@ -41,4 +47,19 @@ int main(int argc, char** argv) {
     return 1;
   }
   return server.run();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::bad_alloc&) {
+    MTIER_LOG_ERROR("out of memory (std::bad_alloc); stopping");
+  } catch (const std::exception& e) {
+    MTIER_LOG_ERROR("%s; stopping", e.what());
+  } catch (...) {
+    MTIER_LOG_ERROR("an unknown exception; stopping");
+  }
+  return 1;
 }

@@ -154,17 +154,14 @@ int Server::run() {
     }
     for (int i = 0; i < n && !stopping_; i++) {
       uint64_t key = evs[i].data.u64;
-      if (key == kListenKey) {
-        accept_clients();
-      } else if (key == kSignalKey) {
-        on_signal();
-      } else if (key == kTimerKey) {
-        uint64_t expirations;
-        (void)!read(timer_fd_, &expirations, sizeof expirations);
-        tick();
-      } else {
-        auto it = clients_.find(static_cast<int>(key));
-        if (it != clients_.end()) serve(*it->second);
+      try {
+        dispatch(key);
+      } catch (const std::bad_alloc&) {
+        on_exception(key, "out of memory (std::bad_alloc)");
+      } catch (const std::exception& e) {
+        on_exception(key, e.what());
+      } catch (...) {
+        on_exception(key, "an unknown exception");
       }
     }
   }
@@ -179,6 +176,45 @@ int Server::run() {
   }
   close_all();
   return 0;
+}
+
+void Server::dispatch(uint64_t key) {
+  if (key == kListenKey) {
+    accept_clients();
+  } else if (key == kSignalKey) {
+    on_signal();
+  } else if (key == kTimerKey) {
+    uint64_t expirations;
+    (void)!read(timer_fd_, &expirations, sizeof expirations);
+    tick();
+  } else {
+    auto it = clients_.find(static_cast<int>(key));
+    if (it != clients_.end()) serve(*it->second);
+  }
+}
+
+void Server::on_exception(uint64_t key, const char* what) noexcept {
+  const char* event = key == kListenKey   ? "accepting connections"
+                      : key == kSignalKey ? "handling a signal"
+                      : key == kTimerKey  ? "the policy tick"
+                                          : nullptr;
+  if (event) {
+    MTIER_LOG_ERROR("%s: %s; it is tried again at the next event", event, what);
+    return;
+  }
+  auto it = clients_.find(static_cast<int>(key));
+  if (it == clients_.end()) {
+    MTIER_LOG_ERROR("serving a connection: %s", what);
+    return;
+  }
+  // Its state may be half-changed: the connection goes (a runtime
+  // reconnects and registers again). No string is built here.
+  const Client& c = *it->second;
+  MTIER_LOG_ERROR("serving connection %u (pid %d): %s; connection closed", c.id,
+                  static_cast<int>(c.pid), what);
+  epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.fd, nullptr);
+  close(c.fd);
+  clients_.erase(it);
 }
 
 void Server::on_signal() {

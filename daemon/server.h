@@ -6,7 +6,9 @@
 // A client is trusted for nothing: its identity is SO_PEERCRED's, a message
 // that does not decode, comes out of order or from the wrong role is logged
 // with the peer's pid and answered with ERROR, and that connection is closed;
-// the others are served on. Permissions: a runtime registers only itself;
+// the others are served on. No exception ends the loop: one that escapes
+// the handling of an event (out of memory, say) is logged; a client's
+// connection is then closed, a tick or signal is simply over. Permissions: a runtime registers only itself;
 // changing the policy takes root or the daemon's own user; a status request
 // shows a non-root user only the processes of that user.
 #pragma once
@@ -43,6 +45,11 @@ class Server {
   std::string sources_in_use() const;
 
  private:
+  // Handles one epoll event (the fixed keys or a client fd); may throw.
+  void dispatch(uint64_t key);
+  // After dispatch(key) threw: logs it and, for a client, closes its
+  // connection without allocating.
+  void on_exception(uint64_t key, const char* what) noexcept;
   void accept_clients();
   void serve(Client& c);
   void drop(Client& c, const std::string& why);

@@ -33,7 +33,9 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <memory>
+#include <new>
 #include <string>
 
 #include "config.h"  // PACKAGE_VERSION
@@ -216,6 +218,28 @@ int op_truncate(const char* path, off_t size, struct fuse_file_info*) {
   return size == 0 ? 0 : -EINVAL;
 }
 
+// libfuse is C and calls the operations from its own threads: no exception
+// may leave one (std::terminate would unmount nothing and end mtierfs). One
+// that escapes is the operation's error: -ENOMEM for std::bad_alloc, else
+// -EIO (logged).
+template <auto Op>
+struct Guarded;
+template <class... A, int (*Op)(A...)>
+struct Guarded<Op> {
+  static int call(A... a) noexcept {
+    try {
+      return Op(a...);
+    } catch (const std::bad_alloc&) {
+      return -ENOMEM;
+    } catch (const std::exception& e) {
+      log_line(log::Level::kError, "a file system operation failed: %s", e.what());
+    } catch (...) {
+      log_line(log::Level::kError, "a file system operation failed: unknown exception");
+    }
+    return -EIO;
+  }
+};
+
 void* op_init(struct fuse_conn_info*, struct fuse_config* cfg) {
   cfg->use_ino = 0;
   cfg->nullpath_ok = 0;
@@ -224,14 +248,14 @@ void* op_init(struct fuse_conn_info*, struct fuse_config* cfg) {
 
 struct fuse_operations operations() {
   struct fuse_operations ops = {};
-  ops.getattr = op_getattr;
-  ops.readdir = op_readdir;
-  ops.open = op_open;
-  ops.read = op_read;
-  ops.write = op_write;
-  ops.release = op_release;
-  ops.truncate = op_truncate;
-  ops.init = op_init;
+  ops.getattr = Guarded<op_getattr>::call;
+  ops.readdir = Guarded<op_readdir>::call;
+  ops.open = Guarded<op_open>::call;
+  ops.read = Guarded<op_read>::call;
+  ops.write = Guarded<op_write>::call;
+  ops.release = Guarded<op_release>::call;
+  ops.truncate = Guarded<op_truncate>::call;
+  ops.init = op_init;  // allocates nothing
   return ops;
 }
 
@@ -326,4 +350,17 @@ int run(int argc, char** argv) {
 }  // namespace
 }  // namespace mtier::fs
 
-int main(int argc, char** argv) { return mtier::fs::run(argc, argv); }
+// An exception out of start-up or teardown (the operations contain their
+// own) is one line and exit status 1.
+int main(int argc, char** argv) {
+  try {
+    return mtier::fs::run(argc, argv);
+  } catch (const std::bad_alloc&) {
+    mtier::fs::log_line(mtier::log::Level::kError, "out of memory (std::bad_alloc); stopping");
+  } catch (const std::exception& e) {
+    mtier::fs::log_line(mtier::log::Level::kError, "%s; stopping", e.what());
+  } catch (...) {
+    mtier::fs::log_line(mtier::log::Level::kError, "an unknown exception; stopping");
+  }
+  return 1;
+}
