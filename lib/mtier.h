@@ -41,9 +41,11 @@ MTIER_API int mtier_init(const char *options);
 
 /* Creates a table of `bytes` named `name` (NULL: "table<N>"); *addr receives
  * its page-aligned address. Its memory reads as zeros until written.
- * Returns the table id (> 0) or -errno (-ENOMEM: the region is full). If the
- * engine was not running and could not start, returns that start's error
- * (as mtier_init() would), every time: the start is not retried. */
+ * Returns the table id (> 0) or -errno (-ENOMEM: the region is full, or the
+ * library could not allocate). If the engine was not running and could not
+ * start, returns that start's error (as mtier_init() would), every time: the
+ * start is not retried, unless it failed for want of memory (-ENOMEM,
+ * -EAGAIN: the next call tries again). */
 MTIER_API int mtier_table_create(const char *name, size_t bytes, void **addr);
 
 /* Frees a table: its memory and store space go back at once. */
