@@ -55,10 +55,12 @@ void* operator new(size_t n) {
   throw std::bad_alloc();
 }
 void* operator new[](size_t n) { return ::operator new(n); }
-void operator delete(void* p) noexcept { free(p); }
-void operator delete[](void* p) noexcept { free(p); }
-void operator delete(void* p, size_t) noexcept { free(p); }
-void operator delete[](void* p, size_t) noexcept { free(p); }
+// Not inlined: GCC would pair these free() calls with operator new at a
+// call site and warn (-Wmismatched-new-delete), though they match.
+__attribute__((noinline)) void operator delete(void* p) noexcept { free(p); }
+__attribute__((noinline)) void operator delete[](void* p) noexcept { free(p); }
+__attribute__((noinline)) void operator delete(void* p, size_t) noexcept { free(p); }
+__attribute__((noinline)) void operator delete[](void* p, size_t) noexcept { free(p); }
 
 namespace {
 

@@ -26,8 +26,10 @@ void* operator new(size_t n) {
   if (void* p = malloc(n ? n : 1)) return p;
   throw std::bad_alloc();
 }
-void operator delete(void* p) noexcept { free(p); }
-void operator delete(void* p, size_t) noexcept { free(p); }
+// Not inlined: GCC would pair this free() with the operator new above at a
+// call site and warn (-Wmismatched-new-delete), though they match.
+__attribute__((noinline)) void operator delete(void* p) noexcept { free(p); }
+__attribute__((noinline)) void operator delete(void* p, size_t) noexcept { free(p); }
 
 namespace mtier {
 namespace {
