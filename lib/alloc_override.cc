@@ -10,6 +10,7 @@
 
 #include "interposer.h"
 #include "next_alloc.h"
+#include "sys/page_size.h"
 
 #define MTIER_OVERRIDE extern "C" __attribute__((visibility("default")))
 
@@ -106,17 +107,17 @@ MTIER_OVERRIDE void* memalign(size_t align, size_t n) {
 }
 
 MTIER_OVERRIDE void* valloc(size_t n) {
-  if (void* p = managed_if_candidate(n, 4096)) return p;
+  if (void* p = managed_if_candidate(n, mtier::kPageSize)) return p;
   return next()->valloc(n);
 }
 
 MTIER_OVERRIDE void* pvalloc(size_t n) {
-  size_t rounded = (n + 4095) & ~size_t{4095};
+  size_t rounded = (n + mtier::kPageSize - 1) & ~(mtier::kPageSize - 1);
   if (rounded < n) {
     errno = ENOMEM;
     return nullptr;
   }
-  if (void* p = managed_if_candidate(rounded ? rounded : 4096, 4096)) return p;
+  if (void* p = managed_if_candidate(rounded ? rounded : mtier::kPageSize, mtier::kPageSize)) return p;
   return next()->pvalloc(n);
 }
 

@@ -8,6 +8,7 @@
 
 #include "engine_instance.h"
 #include "mtier.h"
+#include "sys/page_size.h"
 #include "util/runtime_scope.h"
 
 namespace {
@@ -72,8 +73,8 @@ int mtier_table_stats(int id, struct mtier_table_stats* st) {
     st->id = s.id;
     snprintf(st->name, sizeof st->name, "%s", s.name.c_str());
     st->bytes = s.bytes;
-    st->resident_bytes = s.resident_pages * 4096;
-    st->stored_bytes = s.stored_pages * 4096;
+    st->resident_bytes = s.resident_pages * mtier::kPageSize;
+    st->stored_bytes = s.stored_pages * mtier::kPageSize;
     st->missing_faults = s.missing_faults;
     st->minor_faults = s.minor_faults;
     st->wp_faults = s.wp_faults;
@@ -85,7 +86,7 @@ int mtier_table_stats(int id, struct mtier_table_stats* st) {
     st->evict_cancels = s.evict_cancels;
     st->errors = s.errors;
     st->heat = s.heat;
-    st->slow_bytes = s.slow_pages * 4096;
+    st->slow_bytes = s.slow_pages * mtier::kPageSize;
     st->demotions = s.demotions;
     return 0;
   });
@@ -97,9 +98,10 @@ int mtier_table_map(int id, struct mtier_extent* out, size_t nr) {
     if (!running()) return -ENOENT;
     std::vector<mtier::ExtentInfo> v;
     int n = running()->table_map(id, nr, &v);
+    constexpr uint64_t kPage = mtier::kPageSize;
     for (int i = 0; i < n; i++)
-      out[i] = {v[i].first_page * 4096, v[i].pages * 4096, v[i].resident_pages * 4096,
-                v[i].stored_pages * 4096, v[i].heat, v[i].slow_pages * 4096};
+      out[i] = {v[i].first_page * kPage, v[i].pages * kPage, v[i].resident_pages * kPage,
+                v[i].stored_pages * kPage, v[i].heat, v[i].slow_pages * kPage};
     return n;
   });
 }

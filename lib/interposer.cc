@@ -11,6 +11,7 @@
 #include "interposer_state.h"
 #include "log/log.h"
 #include "next_alloc.h"
+#include "sys/page_size.h"
 #include "sys/vm.h"
 
 namespace mtier::lib {
@@ -21,7 +22,6 @@ std::atomic<uintptr_t> g_inherited_lo{0}, g_inherited_hi{0};
 
 namespace {
 
-constexpr uint64_t kPage = 4096;
 constexpr uint64_t kMaxTableBytes = 1ull << 47;
 
 uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) & ~(a - 1); }
@@ -86,7 +86,7 @@ void* alloc_table_locked(size_t bytes, size_t align) {
   State& st = state();
   std::string name;
   if (!engine_locked() || !st.selection.take(bytes, &name)) return nullptr;
-  uint64_t capacity = round_up(bytes + (align - kPage), kPage);
+  uint64_t capacity = round_up(bytes + (align - kPageSize), kPageSize);
   void* base = nullptr;
   int id = st.engine->create_table(name, capacity, &base);
   if (id < 0) {
@@ -175,7 +175,7 @@ void release_locked(const Managed* m) noexcept {
 }
 
 void* managed_alloc(size_t bytes, size_t align) noexcept {
-  if (align < kPage) align = kPage;
+  if (align < kPageSize) align = kPageSize;
   if (bytes > kMaxTableBytes || align > kMaxTableBytes) return nullptr;
   RuntimeScope runtime;  // also for the exception's own allocation and free
   State& st = state();

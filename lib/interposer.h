@@ -56,7 +56,7 @@ inline bool maybe_candidate(size_t n) {
   return n >= g_smallest_candidate.load(std::memory_order_relaxed) && !in_runtime();
 }
 
-// A managed allocation of `bytes` aligned to `align` (a power of two; <= 4096
+// A managed allocation of `bytes` aligned to `align` (a power of two; <= kPageSize
 // gives page alignment), or nullptr when the selection or the engine says no
 // (the caller then uses the next allocator). Memory reads as zeros.
 void* managed_alloc(size_t bytes, size_t align) noexcept;

@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "sys/page_size.h"
+
 namespace mtier::lib {
 
 struct Managed {
@@ -24,7 +26,7 @@ struct Managed {
   std::vector<std::pair<uint64_t, uint64_t>> unmapped;
 
   char* end() const { return base + capacity; }
-  uint64_t pages() const { return capacity / 4096; }
+  uint64_t pages() const { return capacity / kPageSize; }
   uint64_t usable(const void* p) const {
     return capacity - static_cast<uint64_t>(static_cast<const char*>(p) - base);
   }

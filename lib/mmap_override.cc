@@ -9,6 +9,7 @@
 
 #include "interposer.h"
 #include "next_alloc.h"
+#include "sys/page_size.h"
 
 #define MTIER_OVERRIDE extern "C" __attribute__((visibility("default")))
 
@@ -26,7 +27,7 @@ bool manageable(void* addr, int prot, int flags, int fd) {
 
 MTIER_OVERRIDE void* mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
   if (mtier::lib::maybe_candidate(len) && manageable(addr, prot, flags, fd))
-    if (void* p = mtier::lib::managed_alloc(len, 4096)) return p;
+    if (void* p = mtier::lib::managed_alloc(len, mtier::kPageSize)) return p;
   return next()->mmap(addr, len, prot, flags, fd, off);
 }
 

@@ -13,14 +13,14 @@
 #include "interposer.h"
 #include "interposer_state.h"
 #include "next_alloc.h"
+#include "sys/page_size.h"
 #include "sys/vm.h"
 
 namespace mtier::lib {
 namespace {
 
-constexpr uint64_t kPage = 4096;
 
-uint64_t page_up(uint64_t v) { return (v + kPage - 1) & ~(kPage - 1); }
+uint64_t page_up(uint64_t v) { return (v + kPageSize - 1) & ~(kPageSize - 1); }
 
 int fail(int err) {
   errno = err;
@@ -41,8 +41,8 @@ bool discard(char* lo, uint64_t len) {
 int unmap_part(Managed* m, char* lo, char* hi) {
   State& st = state();
   if (lo == m->base && hi == m->end()) return release_locked(m), 0;
-  if (!m->add_unmapped(static_cast<uint64_t>(lo - m->base) / kPage,
-                       static_cast<uint64_t>(hi - m->base) / kPage))
+  if (!m->add_unmapped(static_cast<uint64_t>(lo - m->base) / kPageSize,
+                       static_cast<uint64_t>(hi - m->base) / kPageSize))
     return -ENOMEM;
   if (!st.child) {
     (void)discard(lo, static_cast<uint64_t>(hi - lo));
@@ -109,7 +109,7 @@ void* move_mapping(char* old, size_t old_size, size_t new_size, void* fixed) {
 
 int region_munmap(void* addr, size_t len) noexcept {
   auto a = static_cast<char*>(addr);
-  if (reinterpret_cast<uintptr_t>(a) % kPage || len == 0) return fail(EINVAL);
+  if (reinterpret_cast<uintptr_t>(a) % kPageSize || len == 0) return fail(EINVAL);
   len = page_up(len);
   int rc = outside_parts(a, len, [](char* p, size_t n) { return next()->munmap(p, n); });
   RuntimeScope runtime;
@@ -125,7 +125,7 @@ int region_munmap(void* addr, size_t len) noexcept {
 
 int region_madvise(void* addr, size_t len, int advice) noexcept {
   auto a = static_cast<char*>(addr);
-  if (reinterpret_cast<uintptr_t>(a) % kPage) return fail(EINVAL);
+  if (reinterpret_cast<uintptr_t>(a) % kPageSize) return fail(EINVAL);
   len = page_up(len);
   int rc = outside_parts(a, len, [advice](char* p, size_t n) { return next()->madvise(p, n, advice); });
   if (advice != MADV_DONTNEED && advice != MADV_FREE && advice != MADV_REMOVE)
@@ -167,8 +167,8 @@ void* resize_in_place(char* o, size_t old_size, size_t new_size, int flags, bool
     return o;
   }
   if (o + new_size <= m->end()) {  // grow into pages unmapped before: they read as zeros
-    uint64_t first = static_cast<uint64_t>(o + old_size - m->base) / kPage;
-    if (!m->remove_unmapped(first, first + (new_size - old_size) / kPage)) {
+    uint64_t first = static_cast<uint64_t>(o + old_size - m->base) / kPageSize;
+    if (!m->remove_unmapped(first, first + (new_size - old_size) / kPageSize)) {
       errno = ENOMEM;
       return MAP_FAILED;
     }
@@ -188,7 +188,7 @@ void* resize_in_place(char* o, size_t old_size, size_t new_size, int flags, bool
 void* region_mremap(void* old, size_t old_size, size_t new_size, int flags,
                     void* new_addr) noexcept {
   auto o = static_cast<char*>(old);
-  if (reinterpret_cast<uintptr_t>(o) % kPage || new_size == 0 || (flags & MREMAP_DONTUNMAP)) {
+  if (reinterpret_cast<uintptr_t>(o) % kPageSize || new_size == 0 || (flags & MREMAP_DONTUNMAP)) {
     errno = EINVAL;
     return MAP_FAILED;
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <new>
 
 #include "sys/page_size.h"
 
@@ -10,10 +11,33 @@ namespace mtier {
 TableRegistry::TableRegistry(char* base, uint64_t capacity_pages)
     : base_(base), extents_(capacity_pages) {}
 
-Table* TableRegistry::add(const std::string& name, uint64_t bytes, int* err) {
+// Everything that allocates happens first, in a try block: running out of
+// memory returns -ENOMEM with the registry unchanged (no extent lost, the
+// id and address lists in agreement). Then nothing below allocates: the
+// extent allocator moves nodes, ordered_ has room reserved, and the table
+// enters by_id_ as a node made beforehand.
+Table* TableRegistry::add(const std::string& name, uint64_t bytes, int* err) noexcept {
   uint64_t pages = (bytes + kPageSize - 1) / kPageSize;
   if (pages == 0) {
     *err = -EINVAL;
+    return nullptr;
+  }
+  decltype(by_id_)::node_type node;
+  Table* t = nullptr;
+  int id = next_id_;
+  try {
+    decltype(by_id_) one;
+    t = one.emplace(id, std::make_unique<Table>()).first->second.get();
+    t->name = name.empty() ? "table" + std::to_string(id) : name;
+    if (!shared_words_) {
+      t->own_words.reset(new PageWordAtomic[pages]);
+      t->words = t->own_words.get();
+      for (uint64_t i = 0; i < pages; i++) t->words[i].store(0, std::memory_order_relaxed);
+    }
+    ordered_.reserve(ordered_.size() + 1);
+    node = one.extract(id);
+  } catch (const std::bad_alloc&) {
+    *err = -ENOMEM;
     return nullptr;
   }
   int64_t first = extents_.alloc(pages);
@@ -21,30 +45,22 @@ Table* TableRegistry::add(const std::string& name, uint64_t bytes, int* err) {
     *err = static_cast<int>(first);
     return nullptr;
   }
-  auto t = std::make_unique<Table>();
-  t->id = next_id_++;
-  t->name = name.empty() ? "table" + std::to_string(t->id) : name;
+  next_id_++;
+  t->id = id;
   t->first_page = static_cast<uint64_t>(first);
   t->pages = pages;
   t->bytes = bytes;
   t->base = base_ + t->first_page * kPageSize;
-  if (shared_words_) {
-    t->words = shared_words_ + t->first_page;
-  } else {
-    t->own_words.reset(new PageWordAtomic[pages]);
-    t->words = t->own_words.get();
-    for (uint64_t i = 0; i < pages; i++) t->words[i].store(0, std::memory_order_relaxed);
-  }
-  Table* raw = t.get();
-  by_id_.emplace(raw->id, std::move(t));
-  auto pos = std::lower_bound(ordered_.begin(), ordered_.end(), raw,
+  if (shared_words_) t->words = shared_words_ + t->first_page;
+  by_id_.insert(std::move(node));
+  auto pos = std::lower_bound(ordered_.begin(), ordered_.end(), t,
                               [](Table* a, Table* b) { return a->first_page < b->first_page; });
-  ordered_.insert(pos, raw);
+  ordered_.insert(pos, t);
   *err = 0;
-  return raw;
+  return t;
 }
 
-void TableRegistry::remove(Table* t) {
+void TableRegistry::remove(Table* t) noexcept {
   ordered_.erase(std::find(ordered_.begin(), ordered_.end(), t));
   (void)extents_.free(t->first_page, t->pages);
   by_id_.erase(t->id);

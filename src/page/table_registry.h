@@ -29,10 +29,11 @@ class TableRegistry {
   // their owner zeroes them after remove().
   void use_shared_words(PageWordAtomic* words) { shared_words_ = words; }
   // Under the exclusive lock: a new table of `bytes` (rounded up to pages),
-  // or nullptr with *err = -ENOMEM (region full) / -EINVAL (bytes == 0).
-  Table* add(const std::string& name, uint64_t bytes, int* err);
+  // or nullptr with *err = -ENOMEM (region full, or out of memory: the
+  // registry then unchanged) / -EINVAL (bytes == 0). Never throws.
+  Table* add(const std::string& name, uint64_t bytes, int* err) noexcept;
   // Under the exclusive lock: forgets the table and returns its extent.
-  void remove(Table* t);
+  void remove(Table* t) noexcept;
   // Under the shared lock.
   Table* find(const void* addr) const;
   Table* by_id(int id) const;
