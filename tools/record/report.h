@@ -13,8 +13,8 @@
 #pragma once
 #include <string>
 
-#include "line_chart.h"
-#include "heatmap_chart.h"
+#include "plot/line_chart.h"
+#include "plot/heatmap_chart.h"
 #include "recording.h"
 
 namespace mtier::record {
