@@ -36,10 +36,10 @@
 #include <memory>
 #include <string>
 
+#include "client/daemon_client.h"
 #include "config.h"  // PACKAGE_VERSION
 #include "config/parse_text.h"
 #include "daemon_cache.h"
-#include "daemon_client.h"
 #include "fs_log.h"
 #include "fs_tree.h"
 #include "prometheus.h"

@@ -17,8 +17,8 @@
 #include <cstring>
 #include <string>
 
+#include "client/daemon_client.h"
 #include "commands.h"
-#include "daemon_client.h"
 #include "record/daemon_snapshot.h"
 #include "record/recording.h"
 #include "util/json_value.h"

@@ -4,7 +4,7 @@
 #include <chrono>
 #include <cmath>
 
-#include "daemon_client.h"
+#include "client/daemon_client.h"
 #include "util/json_value.h"
 
 namespace mtier::record {
