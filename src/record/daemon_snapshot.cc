@@ -1,4 +1,4 @@
-#include "daemon_snapshot.h"
+#include "record/daemon_snapshot.h"
 
 #include <cerrno>
 #include <chrono>

@@ -15,7 +15,7 @@
 
 #include "plot/line_chart.h"
 #include "plot/heatmap_chart.h"
-#include "recording.h"
+#include "record/recording.h"
 
 namespace mtier::record {
 
