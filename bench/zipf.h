@@ -16,7 +16,7 @@ class ZipfSampler {
   // rank in *rank, when accepted (most attempts are; exponent 0 always is).
   bool attempt(double u, uint64_t* rank) const;
 
-  // Draws u with std::uniform_real_distribution: tools/sample_trainer's
+  // Draws u with std::uniform_real_distribution: bench/sample_trainer's
   // stream, kept so that `mtier demo` computes what it always has.
   uint64_t operator()(std::mt19937_64& rng) const;
 

@@ -1,9 +1,10 @@
 // mtierfs' view of mtierd: the status document fetched at most once per
 // max_age (200 ms in mtierfs), so that `cat` of a whole tree costs one
 // request, and the control requests that writes send. One connection per
-// request (tools/daemon_client.h), so a restarted daemon is simply found by
-// the next request. Thread-safe: FUSE calls in from several threads, and
-// concurrent readers of a stale document wait for one fetch, not one each.
+// request (src/client/daemon_client.h), so a restarted daemon is simply
+// found by the next request. Thread-safe: FUSE calls in from several
+// threads, and concurrent readers of a stale document wait for one fetch,
+// not one each.
 #pragma once
 #include <chrono>
 #include <cstdint>

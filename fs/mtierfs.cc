@@ -38,10 +38,10 @@
 #include <new>
 #include <string>
 
+#include "client/daemon_client.h"
 #include "config.h"  // PACKAGE_VERSION
 #include "config/parse_text.h"
 #include "daemon_cache.h"
-#include "daemon_client.h"
 #include "fs_log.h"
 #include "fs_tree.h"
 #include "prometheus.h"

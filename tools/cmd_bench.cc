@@ -1,4 +1,4 @@
-// mtier bench: dispatches to the benchmarks: the fault path (bench_fault.cc)
+// mtier bench: dispatches to the benchmarks: the fault path (cmd_bench_fault.cc)
 // and the suite with its trace generator and replayer (bench_suite.h).
 #include <cstdio>
 #include <cstring>

@@ -16,8 +16,8 @@
 #include <ctime>
 #include <string>
 
+#include "client/daemon_client.h"
 #include "commands.h"
-#include "daemon_client.h"
 #include "heat_view.h"
 #include "record/daemon_snapshot.h"
 #include "terminal.h"

@@ -7,8 +7,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "client/daemon_client.h"
 #include "commands.h"
-#include "daemon_client.h"
 #include "policy/policy.h"
 #include "util/json_value.h"
 

@@ -1,6 +1,6 @@
 // mtier record: snapshots of mtierd's view of one process (heat per slice of
 // each table, where the slices live, residency, page moves) every interval,
-// written to a recording (tools/record/recording.h, docs/recording.md) for
+// written to a recording (src/record/recording.h, docs/recording.md) for
 // `mtier report`. Either runs a command under mtier (as `mtier run` does)
 // and records it until it exits, or records a running process by pid.
 #include <getopt.h>
@@ -17,8 +17,8 @@
 #include <cstring>
 #include <string>
 
+#include "client/daemon_client.h"
 #include "commands.h"
-#include "daemon_client.h"
 #include "record/daemon_snapshot.h"
 #include "record/recording.h"
 #include "util/json_value.h"

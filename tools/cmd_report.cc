@@ -1,6 +1,6 @@
 // mtier report heatmap|wss|tables|migrations FILE: what a recording of
 // `mtier record` says, as text, JSON or CSV on stdout, or as a chart
-// (--output x.png | x.svg) drawn by the tool itself (tools/plot/).
+// (--output x.png | x.svg) drawn by the tool itself (src/plot/).
 #include <getopt.h>
 #include <unistd.h>
 
@@ -11,8 +11,8 @@
 #include <string>
 
 #include "commands.h"
-#include "heatmap_chart.h"
-#include "line_chart.h"
+#include "plot/heatmap_chart.h"
+#include "plot/line_chart.h"
 #include "record/recording.h"
 #include "record/report.h"
 

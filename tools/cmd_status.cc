@@ -9,8 +9,8 @@
 #include <cstring>
 #include <initializer_list>
 
+#include "client/daemon_client.h"
 #include "commands.h"
-#include "daemon_client.h"
 #include "util/json_value.h"
 
 namespace mtier::tools {

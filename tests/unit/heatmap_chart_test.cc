@@ -1,9 +1,9 @@
-// Unit tests for tools/plot/heatmap_chart: the heat ramp's luminance, the
+// Unit tests for src/plot/heatmap_chart: the heat ramp's luminance, the
 // geometry's refusals, PNG heat maps read back pixel by pixel (hot and cold
 // cells where HeatmapGeometry says, cells tiling the plot with no gap, the
 // colour bar, the title and axis labels found as the font draws them, band
 // separators and labels), and SVG heat maps and line charts parsed back.
-#include "heatmap_chart.h"
+#include "plot/heatmap_chart.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -20,9 +20,9 @@
 #include <string>
 #include <vector>
 
-#include "canvas.h"
-#include "line_chart.h"
-#include "png.h"
+#include "plot/canvas.h"
+#include "plot/line_chart.h"
+#include "plot/png.h"
 #include "temp_dir.h"
 
 namespace mtier::plot {

@@ -1,4 +1,4 @@
-// Unit tests for tools/plot: PNG files written and read back (structure,
+// Unit tests for src/plot: PNG files written and read back (structure,
 // CRCs, every row filter, damaged files refused), the font's glyph boxes,
 // lines, and line charts whose pixels sit where their geometry says.
 #include <gtest/gtest.h>
@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "canvas.h"
-#include "font.h"
-#include "line_chart.h"
-#include "png.h"
+#include "plot/canvas.h"
+#include "plot/font.h"
+#include "plot/line_chart.h"
+#include "plot/png.h"
 #include "temp_dir.h"
 
 namespace mtier::plot {

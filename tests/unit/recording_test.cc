@@ -1,8 +1,8 @@
-// Unit tests of the recording file of `mtier record` (tools/record/recording.h):
+// Unit tests of the recording file of `mtier record` (src/record/recording.h):
 // the INFO and SNAPSHOT payloads, the framing byte by byte against
 // docs/recording.md, reading cut-off and damaged files, appending sessions,
 // and decoders that refuse malformed payloads without crashing.
-#include "recording.h"
+#include "record/recording.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -25,7 +25,7 @@
 
 #include "temp_dir.h"
 
-#include "snapshot.h"
+#include "record/snapshot.h"
 
 namespace mtier::record {
 namespace {

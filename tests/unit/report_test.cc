@@ -1,4 +1,4 @@
-// Unit tests of `mtier report` (tools/record/report.h) on a recording built
+// Unit tests of `mtier report` (src/record/report.h) on a recording built
 // in code: two tables over six snapshots ten seconds apart, a hot top slice
 // in table emb_a, a snapshot whose heat map the daemon halved, page moves
 // growing and then a daemon restart that sends the counters back to zero.
@@ -7,7 +7,7 @@
 // report's text, JSON and CSV is compared exactly with output worked out by
 // hand (the arithmetic is in the comments); then the choices of
 // --pid and --table, the errors, and the charts' structs.
-#include "report.h"
+#include "record/report.h"
 
 #include <gtest/gtest.h>
 
@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "recording.h"
-#include "snapshot.h"
+#include "record/recording.h"
+#include "record/snapshot.h"
 
 namespace mtier::record {
 namespace {

@@ -2,13 +2,13 @@
 // corner; svg.cc draws the same plan), then drawing in layers: grid, frame and
 // ticks, series lines, markers, legend, titles. Margins are sized from the
 // text they hold, measured with the font; ticks and style come from axis.h.
-#include "line_chart.h"
+#include "plot/line_chart.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "plan.h"
-#include "png.h"
+#include "plot/plan.h"
+#include "plot/png.h"
 
 namespace mtier::plot {
 namespace {

@@ -1,13 +1,13 @@
 // Rasterising: lines are Bresenham walks over the segment after it has been
 // clipped (Liang-Barsky) to the clip rectangle widened by the brush, so a
 // line that runs far outside the image costs no more than its visible part.
-#include "canvas.h"
+#include "plot/canvas.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 
-#include "font.h"
+#include "plot/font.h"
 
 namespace mtier::plot {
 

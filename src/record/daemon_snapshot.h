@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "snapshot.h"
+#include "record/snapshot.h"
 
 namespace mtier::record {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "canvas.h"
+#include "plot/canvas.h"
 
 namespace mtier::plot {
 

@@ -1,4 +1,4 @@
-#include "heat_ramp.h"
+#include "record/heat_ramp.h"
 
 #include <cstdio>
 

@@ -1,12 +1,12 @@
 // `mtier report wss|tables|migrations` (the heat map is report_heatmap.cc):
 // the numbers, then the same numbers as text, JSON or CSV, and the charts.
-#include "report.h"
+#include "record/report.h"
 
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
 
-#include "report_internal.h"
+#include "record/report_internal.h"
 #include "util/json.h"
 #include "util/table_json.h"
 

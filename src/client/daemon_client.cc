@@ -1,4 +1,4 @@
-#include "daemon_client.h"
+#include "client/daemon_client.h"
 
 #include <poll.h>
 #include <unistd.h>

@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include "bench_suite.h"
-#include "line_chart.h"
+#include "plot/line_chart.h"
 #include "util/json.h"
 
 namespace mtier::tools::suite {

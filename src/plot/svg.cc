@@ -11,10 +11,10 @@
 #include <string_view>
 #include <vector>
 
-#include "font.h"
-#include "heatmap_chart.h"
-#include "plan.h"
-#include "png.h"
+#include "plot/font.h"
+#include "plot/heatmap_chart.h"
+#include "plot/plan.h"
+#include "plot/png.h"
 
 namespace mtier::plot {
 namespace {

@@ -1,10 +1,10 @@
-#include "daemon_snapshot.h"
+#include "record/daemon_snapshot.h"
 
 #include <cerrno>
 #include <chrono>
 #include <cmath>
 
-#include "daemon_client.h"
+#include "client/daemon_client.h"
 #include "util/json_value.h"
 
 namespace mtier::record {

@@ -1,4 +1,4 @@
-// Internal to tools/plot (not part of its API): what every chart kind shares
+// Internal to src/plot (not part of its API): what every chart kind shares
 // so that they look alike and label numbers alike: the text and axis
 // colours, margins and tick sizes, "nice" tick values with their labels, and
 // the -EINVAL error return.
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "canvas.h"
+#include "plot/canvas.h"
 
 namespace mtier::plot {
 

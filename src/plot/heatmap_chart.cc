@@ -8,14 +8,14 @@
 // (at least one each), and when n > P pixel p shows cells
 // [floor(p * n / P), floor((p + 1) * n / P)), the hottest of them, so a short
 // burst in one column still shows however many columns share its pixel.
-#include "heatmap_chart.h"
+#include "plot/heatmap_chart.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 
-#include "plan.h"
-#include "png.h"
+#include "plot/plan.h"
+#include "plot/png.h"
 
 namespace mtier::plot {
 namespace {

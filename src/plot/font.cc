@@ -1,6 +1,6 @@
 // The glyph table: 5-bit rows written from ASCII art (see font.h for the
 // layout). Characters are in code order from ' ' (32) to '~' (126).
-#include "font.h"
+#include "plot/font.h"
 
 namespace mtier::plot::font {
 namespace {

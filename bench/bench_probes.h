@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "bench_timing.h"
 
@@ -45,5 +46,13 @@ int probe_device(BenchConfig& c, Samples* s);
 // kWorkloadSeconds, sampler on (default scan_rate) or off (0):
 // "rw_on" / "rw_off" (million ops/s), "sampled_per_s" (MINOR faults/s, on).
 int probe_sampler(BenchConfig& c, bool on, Samples* s);
+
+// `runs` runs of every probe above, then the sampler workload off and on,
+// their order alternating run by run, with progress on stderr
+// (bench_fault.cc). A probe that fails is printed and noted in *notes; one
+// the build or machine cannot run (-ENOTSUP) is noted and not retried.
+// True when every probe that could run did.
+[[nodiscard]] bool run_probes(BenchConfig& c, unsigned runs, Samples* s,
+                              std::vector<std::string>* notes);
 
 }  // namespace mtier::tools::bench

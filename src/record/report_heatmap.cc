@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cerrno>
 
-#include "report.h"
-#include "heat_ramp.h"
-#include "report_internal.h"
+#include "record/report.h"
+#include "record/heat_ramp.h"
+#include "record/report_internal.h"
 #include "util/json.h"
 #include "util/table_json.h"
 

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "recording.h"
-#include "report.h"
-#include "snapshot.h"
+#include "record/recording.h"
+#include "record/report.h"
+#include "record/snapshot.h"
 
 namespace mtier::record::report_internal {
 

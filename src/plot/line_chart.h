@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "canvas.h"
+#include "plot/canvas.h"
 
 namespace mtier::plot {
 

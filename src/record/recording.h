@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "snapshot.h"
+#include "record/snapshot.h"
 
 namespace mtier::record {
 

@@ -1,5 +1,5 @@
 // Tick values and labels for every chart kind (axis.h).
-#include "axis.h"
+#include "plot/axis.h"
 
 #include <cerrno>
 #include <cstdio>

@@ -10,7 +10,7 @@
 #include <set>
 #include <utility>
 
-#include "report_internal.h"
+#include "record/report_internal.h"
 
 namespace mtier::record::report_internal {
 namespace {

@@ -1,4 +1,4 @@
-// Internal to tools/plot (not part of its API): the layout of each chart kind,
+// Internal to src/plot (not part of its API): the layout of each chart kind,
 // computed once and drawn twice, into an Image by render()/render_heatmap()
 // and as SVG text by svg.cc, so both outputs put every mark at the same pixel.
 #pragma once
@@ -7,10 +7,10 @@
 #include <utility>
 #include <vector>
 
-#include "axis.h"
-#include "canvas.h"
-#include "heatmap_chart.h"
-#include "line_chart.h"
+#include "plot/axis.h"
+#include "plot/canvas.h"
+#include "plot/heatmap_chart.h"
+#include "plot/line_chart.h"
 
 namespace mtier::plot {
 

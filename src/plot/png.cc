@@ -2,7 +2,7 @@
 // type + data), big-endian. We write IHDR, IDAT, IEND; on reading, ancillary
 // chunks (lower-case first letter) are skipped and unknown critical ones are
 // refused, as the specification requires.
-#include "png.h"
+#include "plot/png.h"
 
 #include <fcntl.h>
 #include <unistd.h>

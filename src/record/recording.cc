@@ -6,7 +6,7 @@
 //  - The reader and an appending writer walk a file with the same code
 //    (scan_records), so `--append` cuts away exactly the tail that a reader
 //    cannot read, never a record that a reader would have returned.
-#include "recording.h"
+#include "record/recording.h"
 
 #include <fcntl.h>
 #include <sys/file.h>

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "canvas.h"
-#include "line_chart.h"
+#include "plot/canvas.h"
+#include "plot/line_chart.h"
 
 namespace mtier::plot {
 

@@ -13,9 +13,9 @@
 #pragma once
 #include <string>
 
-#include "line_chart.h"
-#include "heatmap_chart.h"
-#include "recording.h"
+#include "plot/line_chart.h"
+#include "plot/heatmap_chart.h"
+#include "record/recording.h"
 
 namespace mtier::record {
 
