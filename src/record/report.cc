@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "record/report_internal.h"
+#include "sys/page_size.h"
 #include "util/json.h"
 #include "util/table_json.h"
 
@@ -237,7 +238,7 @@ Migrations compute_migrations(const Selection& s) {
       if (!ts.at[i]) continue;
       for (unsigned k = 0; k < kMoveKinds; k++) {
         const uint64_t b =
-            ts.at[i]->pages ? scale(ts.at[i]->bytes, d[i][k], ts.at[i]->pages) : d[i][k] * 4096;
+            ts.at[i]->pages ? scale(ts.at[i]->bytes, d[i][k], ts.at[i]->pages) : d[i][k] * kPageSize;
         for (unsigned x : {k, kAll}) {
           m.pages[i][x] += d[i][k];
           m.bytes[i][x] += b;

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "record/report_internal.h"
+#include "sys/page_size.h"
 
 namespace mtier::record::report_internal {
 namespace {
@@ -173,7 +174,7 @@ std::vector<Moves> move_deltas(const TableSeries& ts) {
 double pages_bytes(const TableSnap& t, uint64_t pages) {
   return t.pages ? static_cast<double>(pages) * static_cast<double>(t.bytes) /
                        static_cast<double>(t.pages)
-                 : static_cast<double>(pages) * 4096.0;
+                 : static_cast<double>(pages) * kPageSize;
 }
 
 uint64_t scale(uint64_t bytes, uint64_t num, uint64_t den) {
