@@ -64,6 +64,7 @@ class Evictor {
   uint64_t demote_or_evict(const std::vector<PageRef>& victims, int* err, bool force = false);
   std::vector<PageRef> demote(const std::vector<PageRef>& pages);
   void account_demotion(const PageRef& v, int node, std::vector<PageRef>* failed);
+  void account_tier_move(const PageRef& v, bool to_slow);
   // move_pages of runs of pages to `node` through the alias (the trainer's
   // view zapped first, so the alias is the only mapping). Returns, for each
   // page, the node it is on now or a negative errno.

@@ -70,11 +70,7 @@ long Evictor::promote_range(int table_id, uint64_t first, uint64_t count) {
       failed++;
       continue;
     }
-    set_slow(core_.word(v.table, v.page), false);
-    core_.slow.sub(1);
-    core_.residency.add(1);
-    v.table->counters.promotions.fetch_add(1, std::memory_order_relaxed);
-    v.table->counters.slow_pages.fetch_sub(1, std::memory_order_relaxed);
+    account_tier_move(v, false);
     moved++;
   }
   core_.counters.demote_failures.fetch_add(failed, std::memory_order_relaxed);

@@ -68,11 +68,19 @@ void Evictor::account_demotion(const PageRef& v, int node, std::vector<PageRef>*
     failed->push_back(v);
     return;
   }
-  set_slow(core_.word(v.table, v.page), true);
-  core_.residency.sub(1);
-  core_.slow.add(1);
-  v.table->counters.demotions.fetch_add(1, std::memory_order_relaxed);
-  v.table->counters.slow_pages.fetch_add(1, std::memory_order_relaxed);
+  account_tier_move(v, true);
+}
+
+// A page moved between DRAM and the slow memory tier: its tier bit, both
+// tiers' residency and the table's counters. Under pass_mu_ (the tier bit
+// changes only there).
+void Evictor::account_tier_move(const PageRef& v, bool to_slow) {
+  set_slow(core_.word(v.table, v.page), to_slow);
+  (to_slow ? core_.residency : core_.slow).sub(1);
+  (to_slow ? core_.slow : core_.residency).add(1);
+  auto& c = v.table->counters;
+  (to_slow ? c.demotions : c.promotions).fetch_add(1, std::memory_order_relaxed);
+  c.slow_pages.fetch_add(to_slow ? 1 : -1, std::memory_order_relaxed);
 }
 
 }  // namespace mtier
