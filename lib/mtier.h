@@ -114,10 +114,68 @@ struct mtier_stats {
   uint64_t budget_overruns;     /* faults placed over budget: eviction was stuck */
   uint64_t slow_budget_bytes;   /* the slow memory tier's budget (0: none) */
   uint64_t slow_resident_bytes; /* managed pages on the slow memory tier now */
+  /* Lookahead (mtier_prefetch_*): */
+  uint64_t prefetch_calls;      /* mtier_prefetch_rows/_ranges calls served */
+  uint64_t prefetch_reads;      /* pages read from a store ahead of any access */
+  uint64_t prefetch_hits;       /* pages named that were in memory already */
+  uint64_t pinned_pages;        /* pages pinned by the window now */
+  uint64_t window_overflows;    /* pages named but not pinned: the window was full */
 };
 
 /* Fills *st with engine-wide figures. -ENODEV if the engine is not running. */
 MTIER_API int mtier_stats(struct mtier_stats *st);
+
+
+/* ---- Lookahead -------------------------------------------------------
+ * A training loop knows the rows its next batches read long before it
+ * touches them. Naming them lets mtier read the pages that are not in DRAM
+ * at the store's queue depth (batched io_uring reads, no fault per page),
+ * place them before the access, and keep them: the pages named for batch B
+ * are pinned (never evicted) until mtier_prefetch_advance() passes B.
+ *
+ * Batches are numbered by the caller, increasing (a step counter works).
+ * The window is every batch from the current one (the last advance) to the
+ * newest named; its pages must fit in the DRAM budget's pin limit (3/4 of
+ * the budget): pages beyond it are neither pinned nor read (they are
+ * demand-faulted as usual), which is said once in the log and counted in
+ * mtier_stats.window_overflows.
+ *
+ * Any address works: memory outside managed tables is ignored (no-op), a
+ * range is clipped to its table. Callable from any thread; calls are served
+ * one at a time. Never blocks forever: a store read that fails leaves its
+ * pages in the store (an access then faults and, if the store still fails,
+ * gets SIGBUS with the reason logged). */
+
+/* Return at once with a ticket (> 0) for mtier_prefetch_wait(). */
+#define MTIER_PREFETCH_ASYNC 1u
+
+struct mtier_range {
+  const void *addr;
+  size_t len;
+};
+
+/* Rows ids[0..n) of the table at `table`: row r is the `row_bytes` bytes at
+ * table + r * row_bytes. `id_bytes` is 4 (int32_t ids) or 8 (int64_t ids);
+ * negative ids are ignored. Returns, synchronously, the number of pages read
+ * from a store (>= 0); with MTIER_PREFETCH_ASYNC a ticket (> 0); or -EINVAL
+ * (bad id_bytes or row_bytes 0), -ENOMEM. */
+MTIER_API long mtier_prefetch_rows(const void *table, size_t row_bytes, const void *ids,
+                                   size_t n, int id_bytes, uint64_t batch, unsigned flags);
+
+/* The same for byte ranges. */
+MTIER_API long mtier_prefetch_ranges(const struct mtier_range *ranges, size_t n,
+                                     uint64_t batch, unsigned flags);
+
+/* Waits for an asynchronous prefetch: its pages read (>= 0), -ETIMEDOUT
+ * after timeout_ms (< 0: no limit; the prefetch itself always ends), or
+ * -EINVAL for a ticket never issued. A ticket can be waited on any number of
+ * times until 1024 later ones have completed (then -EINVAL). */
+MTIER_API long mtier_prefetch_wait(long ticket, int timeout_ms);
+
+/* The program now works on batch `batch`: the pins of earlier batches are
+ * released (their pages become ordinary eviction candidates). 0, or -ENODEV
+ * when the engine is not running. */
+MTIER_API int mtier_prefetch_advance(uint64_t batch);
 
 /* One line that says which tiers, stores and heat sources are active.
  * Returns the length written (truncated to len-1), or -ENODEV. */
