@@ -12,12 +12,12 @@
 
 #include "log/log.h"
 #include "sys/uffd.h"
+#include "uffd/placement.h"
 #include "util/runtime_thread.h"
 
 namespace mtier {
 namespace {
 
-alignas(kPageSize) const char kZeroPage[kPageSize] = {};
 constexpr size_t kMaxRequests = 4096;  // queued prefetch requests (the daemon re-orders)
 
 bool is_write(uint64_t flags) { return flags & UFFD_PAGEFAULT_FLAG_WRITE; }
@@ -354,34 +354,10 @@ void FaultHandler::place(Placement& p) {
     return;
   }
   if (p.result < 0) return fail(t, p.page, p.tid, p.result, "fetch");
-  // Copied without waking: the state and counters are updated first, so
-  // that whatever the woken thread does next (an evict_table, a stats read)
-  // sees them. Then everyone waiting on the page is woken, including a
-  // waiter on a prefetched page whose fault found it FETCHING.
-  char* addr = t->page_addr(p.page);
-  int rc = core_.uffd->copy(addr, p.source, kPageSize, !p.write, true);
-  for (int i = 0; rc == -EAGAIN && i < kCopyRetries; i++)
-    rc = core_.uffd->copy(addr, p.source, kPageSize, !p.write, true);
-  if (rc == -EAGAIN) {
-    // The address space keeps changing (a fork, an mremap): the page goes
-    // back to where it was (its slot, or never written) and the thread,
-    // woken, faults again and is served then. Nothing waits under the lock.
-    transition(word, PageEvent::kUnclaim, t->id, p.page);
-    MTIER_LOG_DEBUG("table %s page %llu: UFFDIO_COPY: %s %d times; the access is retried",
-                    t->name.c_str(), static_cast<unsigned long long>(p.page), strerror(EAGAIN),
-                    kCopyRetries + 1);
-    (void)core_.uffd->wake(addr, kPageSize);
-    return;
-  }
-  if (rc < 0) return fail(t, p.page, p.tid, rc, "place (UFFDIO_COPY)");
-  transition(word, p.write ? PageEvent::kPlacedDirty : PageEvent::kPlacedClean, t->id, p.page);
-  mark_access(word);
-  core_.residency.add(1);
-  t->counters.resident_pages.fetch_add(1, std::memory_order_relaxed);
   auto& c = t->counters;
-  (fetched ? (p.prefetch ? c.prefetches : c.fetches) : c.zero_fills)
-      .fetch_add(1, std::memory_order_relaxed);
-  (void)core_.uffd->wake(addr, kPageSize);
+  int rc = place_claimed(core_, t, p.page, p.source, p.write,
+                         fetched ? (p.prefetch ? c.prefetches : c.fetches) : c.zero_fills);
+  if (rc < 0 && rc != -EAGAIN) fail(t, p.page, p.tid, rc, "place (UFFDIO_COPY)");
 }
 
 void FaultHandler::fail(Table* t, uint64_t page, unsigned tid, int err, const char* what) {
