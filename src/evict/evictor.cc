@@ -15,7 +15,9 @@
 
 namespace mtier {
 
-Evictor::Evictor(Core& core) : core_(core), hand_(core, false), sampler_(core) {}
+Evictor::Evictor(Core& core) : core_(core), hand_(core, false), sampler_(core) {
+  hand_.set_by_frequency(core.opts.evict_lfu);
+}
 
 Evictor::~Evictor() { stop(); }
 

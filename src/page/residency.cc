@@ -32,7 +32,9 @@ void Residency::set_budget_pages(uint64_t pages) {
 }
 
 uint64_t Residency::excess_over_low() const {
-  int64_t r = resident();
+  // Pages claimed and not placed yet, and those a waiter asks room for,
+  // count as resident: the room is made for them.
+  int64_t r = resident() + claimed() + wanted_.load(std::memory_order_acquire);
   uint64_t low = low_pages();
   return r > static_cast<int64_t>(low) ? static_cast<uint64_t>(r) - low : 0;
 }
@@ -50,16 +52,22 @@ void Residency::sub(int64_t pages) {
   resident_.fetch_sub(pages, std::memory_order_acq_rel);
 }
 
-bool Residency::wait_for_room(uint64_t pages) {
+bool Residency::wait_for_room(uint64_t pages, int timeout_ms) {
   if constexpr (build::kCheckLockOrder) lock_order::assert_unlocked("waiting for DRAM room");
-  if (resident() + static_cast<int64_t>(pages) <= static_cast<int64_t>(budget_pages())) return true;
+  if (room_below(budget_pages()) >= static_cast<int64_t>(pages)) return true;
   std::unique_lock<std::mutex> lk(mu_);
   waiters_.fetch_add(1, std::memory_order_acq_rel);
+  wanted_.fetch_add(static_cast<int64_t>(pages), std::memory_order_acq_rel);
   bool room = true;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   for (;;) {
-    if (resident() + static_cast<int64_t>(pages) <= static_cast<int64_t>(budget_pages())) break;
+    if (room_below(budget_pages()) >= static_cast<int64_t>(pages)) break;
     if (stuck()) {
       overruns_.fetch_add(1, std::memory_order_relaxed);
+      room = false;
+      break;
+    }
+    if (timeout_ms >= 0 && std::chrono::steady_clock::now() >= deadline) {
       room = false;
       break;
     }
@@ -68,6 +76,7 @@ bool Residency::wait_for_room(uint64_t pages) {
     room_.wait_for(lk, std::chrono::milliseconds(50));
   }
   waiters_.fetch_sub(1, std::memory_order_acq_rel);
+  wanted_.fetch_sub(static_cast<int64_t>(pages), std::memory_order_acq_rel);
   return room;
 }
 

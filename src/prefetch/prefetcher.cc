@@ -122,11 +122,21 @@ long Prefetcher::serve(const std::vector<PrefetchKey>& pages, uint64_t batch) {
   c.prefetch_calls.fetch_add(1, std::memory_order_relaxed);
   window_.reserve(batch, pages.size());
   // Room first, with no lock held (LOCKING): the evictor makes it from
-  // pages outside the window (pinned pages are no victims).
-  if (uint64_t want = std::min(absent_pages(pages), window_.limit()))
-    (void)core_.residency.wait_for_room(want);
+  // pages outside the window (pinned pages are no victims). A prefetch
+  // fills DRAM up to the high watermark only: the rest of the budget is
+  // the fault handler's, whose batches waited for room before they claim
+  // (without that margin a prefetch could take the room a fault batch
+  // waited for, and the batch would place over the budget).
+  // The wait is for pages the window can still pin (so that the pinned
+  // pages and the room asked for fit in the budget with unpinned pages to
+  // spare) and bounded: a prefetch that finds no room in time claims what
+  // there is, and the rest is demand-faulted.
+  Residency& r = core_.residency;
+  uint64_t margin = r.budget_pages() - std::min(r.high_pages(), r.budget_pages());
+  int64_t pinnable = static_cast<int64_t>(window_.limit()) - c.pinned_pages.load();
+  if (uint64_t want = std::min<uint64_t>(absent_pages(pages), std::max<int64_t>(pinnable, 0)))
+    (void)r.wait_for_room(want + margin, kRoomWaitMs);
   std::shared_lock tables(core_.tables.mutex());
-  int64_t room = static_cast<int64_t>(core_.residency.budget_pages()) - core_.residency.resident();
   long read = 0;
   uint64_t overflow = 0, hits = 0;
   claimed_.clear();
@@ -151,13 +161,13 @@ long Prefetcher::serve(const std::vector<PrefetchKey>& pages, uint64_t batch) {
         }
         continue;
       }
-      if (room <= 0) {
+      if (r.room_below(r.high_pages()) <= 0) {
         overflow++;
         continue;
       }
       transition(word, PageEvent::kClaim, t->id, k.page);
+      r.claim();
       claimed_.push_back({t, k.page, PageWord::has_slot(w) ? static_cast<int>(PageWord::store(w)) : -1});
-      room--;
     }
     if (claimed_.size() == claimed_.capacity()) flush(&read);
   }
@@ -221,6 +231,7 @@ void Prefetcher::read_from(unsigned store, long* read) {
 void Prefetcher::release(const Claimed& cl, int err) {
   Table* t = cl.table;
   transition(core_.word(t, cl.page), PageEvent::kUnclaim, t->id, cl.page);
+  core_.residency.unclaimed();
   (void)core_.uffd->wake(t->page_addr(cl.page), kPageSize);
   t->counters.errors.fetch_add(1, std::memory_order_relaxed);
   core_.counters.store_errors.fetch_add(1, std::memory_order_relaxed);

@@ -26,6 +26,7 @@ int place_claimed(Core& core, Table* t, uint64_t page, const void* source, bool 
     // back to where it was (its slot, or never written) and the thread,
     // woken, faults again and is served then. Nothing waits under the lock.
     transition(word, PageEvent::kUnclaim, t->id, page);
+    core.residency.unclaimed();
     MTIER_LOG_DEBUG("table %s page %llu: UFFDIO_COPY: %s %d times; the access is retried",
                     t->name.c_str(), static_cast<unsigned long long>(page), strerror(EAGAIN),
                     kCopyRetries + 1);
@@ -35,7 +36,7 @@ int place_claimed(Core& core, Table* t, uint64_t page, const void* source, bool 
   if (rc < 0) return rc;
   transition(word, write ? PageEvent::kPlacedDirty : PageEvent::kPlacedClean, t->id, page);
   mark_access(word);
-  core.residency.add(1);
+  core.residency.placed();
   t->counters.resident_pages.fetch_add(1, std::memory_order_relaxed);
   placed.fetch_add(1, std::memory_order_relaxed);
   (void)core.uffd->wake(addr, kPageSize);

@@ -18,7 +18,9 @@ extern const char kZeroPage[];
 // space changing: a fork, an mremap) is retried kCopyRetries times, then
 // the page goes back to ABSENT and the waiters are woken to fault again.
 // Returns 0, -EAGAIN (unclaimed as said), or another -errno from the copy
-// (the page is still FETCHING: the caller fails it).
+// (the page is still FETCHING and claimed: the caller fails it). The page
+// was counted in Residency::claim() when claimed; placed() or unclaimed()
+// here settles it.
 // Caller holds the registry shared and the page's stripe lock.
 int place_claimed(Core& core, Table* t, uint64_t page, const void* source, bool write,
                   std::atomic<uint64_t>& placed);
