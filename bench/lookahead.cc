@@ -124,13 +124,3 @@ void Lookahead::wait_for(size_t batch) {
 }
 
 }  // namespace mtier::bench
-
-// TEMPORARY (remove before merging): weak no-ops so that tools/mtier links
-// until the lookahead API lands in lib/.
-extern "C" {
-__attribute__((weak)) long mtier_prefetch_rows(const void*, size_t, const void*, size_t, int, uint64_t, unsigned) {
-  return 0;
-}
-__attribute__((weak)) long mtier_prefetch_wait(long, int) { return 0; }
-__attribute__((weak)) int mtier_prefetch_advance(uint64_t) { return 0; }
-}
