@@ -150,11 +150,35 @@ std::vector<Goal> lookahead_goals(const SuiteResults& r) {
   return {vs_kernel, vs_hinted, vs_device, unhinted, misses};
 }
 
+// Why one of the first goals (in tiering_goals' order) could not be judged.
+std::string tiering_reason(const SuiteResults& r, size_t goal) {
+  unsigned pct = goal == 0 ? 25 : goal == 3 ? 100 : 0;
+  const BudgetResult* b = pct ? budget(r, pct) : nullptr;
+  if (pct && !b) return "no " + std::to_string(pct) + "% budget (--budgets)";
+  if (goal == 3 && !r.dram.complete()) return "all-DRAM did not complete: " + cell_status(r.dram);
+  std::vector<const BudgetResult*> where;
+  if (b) where.push_back(b);
+  else
+    for (auto& x : r.budgets) where.push_back(&x);
+  bool mtier = false;
+  for (const BudgetResult* x : where) {
+    const Cell* m = find(*x, Config::kMtier);
+    mtier |= m && ok_runs(*m) > 0;
+  }
+  if (!mtier) return "mtier did not run (--configs)";
+  if (goal == 2) return "the oracle's MIN hit ratio is 0";
+  return "no kernel configuration completed a run (--configs, root)";
+}
+
 }  // namespace
 
 void evaluate_goals(SuiteResults* r) {
   r->goals = lookahead_goals(*r);
-  for (Goal& g : tiering_goals(r)) r->goals.push_back(g);
+  std::vector<Goal> first = tiering_goals(r);
+  for (size_t i = 0; i < first.size(); i++) {
+    if (!first[i].evaluated && first[i].reason.empty()) first[i].reason = tiering_reason(*r, i);
+    r->goals.push_back(first[i]);
+  }
 }
 
 }  // namespace mtier::tools::suite
