@@ -2,6 +2,7 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
+#include <string>
 
 #include "bench_suite.h"
 #include "bench_suite_cells.h"
@@ -44,11 +45,12 @@ void print_text(FILE* out, const SuiteOptions& o, const SuiteResults& r) {
   fprintf(out, "configurations:\n");
   for (Config c : o.configs) fprintf(out, "  %-17s %s\n", config_name(c), config_what(c).c_str());
   if (o.lookahead)
-    fprintf(out, "  <config>+lookahead  the same, hinted: before batch i the pages of batches i+1..i+%u are named\n"
+    fprintf(out, "  <config>+lookahead  the same, hinted: before batch i the pages of %s are named\n"
                  "                      (mtier: mtier_prefetch_rows, pinned until passed; kernel: madvise(MADV_WILLNEED))\n",
-            o.lookahead);
-  fprintf(out, "columns: misses = pages read below DRAM; dev s = those pages read and written at the device's IOPS\n"
-               "         (the device-bound time); / dev = replay time / dev s\n");
+            o.lookahead == 1 ? "batch i+1" : ("batches i+1..i+" + std::to_string(o.lookahead)).c_str());
+  fprintf(out, "columns: hit ratio = 1 - faults that read (a hinted page read ahead is no fault) / references;\n"
+               "         misses = pages read below DRAM (by a fault, readahead or a hint); dev s = those pages read\n"
+               "         and written at the device's IOPS (the device-bound time); / dev = replay time / dev s\n");
   double dram = r.dram.complete() ? r.dram.lookups_per_second : 0;
   if (r.dram.complete())
     fprintf(out, "\nall in DRAM: %.0f lookups/s, p99 batch %.2f ms (%u runs)\n", dram, r.dram.p99_ms, ok_runs(r.dram));
