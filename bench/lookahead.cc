@@ -56,8 +56,9 @@ void Lookahead::hint_mtier(size_t batch) {
     uint32_t lo = b.offsets[t * per_table], hi = b.offsets[(t + 1) * per_table];
     if (lo == hi) continue;
     size_t row_bytes = size_t(t_.spec.tables[t].dim) * sizeof(float);
+    // The backward pass updates every row it looked up: named for writing.
     long rc = mtier_prefetch_rows(base_[t], row_bytes, &b.rows[lo], hi - lo, sizeof(uint32_t), batch,
-                                  async_ ? MTIER_PREFETCH_ASYNC : 0);
+                                  MTIER_PREFETCH_WRITE | (async_ ? MTIER_PREFETCH_ASYNC : 0));
     calls_++;
     pages_ += hi - lo;
     if (rc < 0) errors_++;

@@ -17,6 +17,11 @@ namespace {
 
 mtier::Engine* running() { return mtier::lib::running_engine(); }
 
+unsigned engine_flags(unsigned flags) {
+  return (flags & MTIER_PREFETCH_ASYNC ? mtier::kPrefetchAsync : 0) |
+         (flags & MTIER_PREFETCH_WRITE ? mtier::kPrefetchWrite : 0);
+}
+
 // The engine whose lookahead serves this process: none in a forked child,
 // where the prefetcher's thread does not exist (nothing is managed there).
 mtier::Engine* prefetching() {
@@ -158,7 +163,7 @@ long mtier_prefetch_rows(const void* table, size_t row_bytes, const void* ids, s
     if ((id_bytes != 4 && id_bytes != 8) || row_bytes == 0) return -EINVAL;
     mtier::Engine* e = prefetching();
     if (!e) return 0;  // nothing is managed: nothing to fetch
-    return e->prefetch_rows(table, row_bytes, ids, n, id_bytes, batch, flags & MTIER_PREFETCH_ASYNC);
+    return e->prefetch_rows(table, row_bytes, ids, n, id_bytes, batch, engine_flags(flags));
   });
 }
 
@@ -170,7 +175,7 @@ long mtier_prefetch_ranges(const struct mtier_range* ranges, size_t n, uint64_t 
     mtier::Engine* e = prefetching();
     if (!e) return 0;
     return e->prefetch_ranges(reinterpret_cast<const mtier::PrefetchRange*>(ranges), n, batch,
-                              flags & MTIER_PREFETCH_ASYNC);
+                              engine_flags(flags));
   });
 }
 

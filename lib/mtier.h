@@ -149,6 +149,12 @@ MTIER_API int mtier_stats(struct mtier_stats *st);
 
 /* Return at once with a ticket (> 0) for mtier_prefetch_wait(). */
 #define MTIER_PREFETCH_ASYNC 1u
+/* The batch will write the pages it reads (a training step's update):
+ * pages read from the store are placed writable (dirty) at once, so the
+ * first write costs no write-protect fault. Without it they are placed
+ * clean and write-protected (a write costs one fault; an untouched page is
+ * dropped at eviction without a write-back). */
+#define MTIER_PREFETCH_WRITE 2u
 
 struct mtier_range {
   const void *addr;

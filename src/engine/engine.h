@@ -39,6 +39,9 @@ struct StoreStats {
   uint64_t capacity_bytes, used_bytes;
 };
 
+// Engine::prefetch_* flags.
+inline constexpr unsigned kPrefetchAsync = 1, kPrefetchWrite = 2;
+
 // A byte range named by a prefetch.
 struct PrefetchRange {
   const void* addr;
@@ -107,12 +110,13 @@ class Engine {
   // pages of the ranges, or of rows ids[0..n) of `row_bytes` each from
   // `base` (id_bytes 4 or 8; negative ids skipped), deduplicated, are read
   // into DRAM and pinned for `batch` by the prefetcher (started on first
-  // use). Memory outside tables is ignored. `async`: returns a ticket for
-  // prefetch_wait; else waits and returns the pages read. -errno on errors.
+  // use). Memory outside tables is ignored. `flags`: kPrefetchAsync returns
+  // a ticket for prefetch_wait (else it waits and returns the pages read);
+  // kPrefetchWrite places pages read dirty and writable. -errno on errors.
   [[nodiscard]] long prefetch_ranges(const PrefetchRange* ranges, size_t n, uint64_t batch,
-                                     bool async);
+                                     unsigned flags);
   [[nodiscard]] long prefetch_rows(const void* base, size_t row_bytes, const void* ids, size_t n,
-                                   int id_bytes, uint64_t batch, bool async);
+                                   int id_bytes, uint64_t batch, unsigned flags);
   [[nodiscard]] long prefetch_wait(long ticket, int timeout_ms);
   // Releases the pins of batches before `batch` (in order with the
   // prefetches queued before it). 0 or -errno.
@@ -130,7 +134,7 @@ class Engine {
   void drop_pages(Table* t, uint64_t first, uint64_t count);
   void open_segment();
   Prefetcher* prefetcher(int* err);
-  long submit_prefetch(std::vector<PrefetchKey>&& keys, uint64_t batch, bool async);
+  long submit_prefetch(std::vector<PrefetchKey>&& keys, uint64_t batch, unsigned flags);
   static constexpr uint32_t kDirectoryTables = 4096;
   static constexpr uint32_t kRingSlots = 4096;
 

@@ -48,18 +48,19 @@ Prefetcher* Engine::prefetcher(int* err) {
   return prefetcher_.get();
 }
 
-long Engine::submit_prefetch(std::vector<PrefetchKey>&& keys, uint64_t batch, bool async) {
+long Engine::submit_prefetch(std::vector<PrefetchKey>&& keys, uint64_t batch, unsigned flags) {
   std::sort(keys.begin(), keys.end());
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   int err = 0;
   Prefetcher* p = prefetcher(&err);
   if (!p) return err;
-  long ticket = p->submit(std::move(keys), batch);
-  if (ticket < 0 || async) return ticket;
+  long ticket = p->submit(std::move(keys), batch, flags & kPrefetchWrite);
+  if (ticket < 0 || (flags & kPrefetchAsync)) return ticket;
   return p->wait(ticket, -1);
 }
 
-long Engine::prefetch_ranges(const PrefetchRange* ranges, size_t n, uint64_t batch, bool async) {
+long Engine::prefetch_ranges(const PrefetchRange* ranges, size_t n, uint64_t batch,
+                             unsigned flags) {
   if (n && !ranges) return -EINVAL;
   std::vector<PrefetchKey> keys;
   {
@@ -67,11 +68,11 @@ long Engine::prefetch_ranges(const PrefetchRange* ranges, size_t n, uint64_t bat
     for (size_t i = 0; i < n; i++)
       add_range(core_->tables, reinterpret_cast<uintptr_t>(ranges[i].addr), ranges[i].len, &keys);
   }
-  return submit_prefetch(std::move(keys), batch, async);
+  return submit_prefetch(std::move(keys), batch, flags);
 }
 
 long Engine::prefetch_rows(const void* base, size_t row_bytes, const void* ids, size_t n,
-                           int id_bytes, uint64_t batch, bool async) {
+                           int id_bytes, uint64_t batch, unsigned flags) {
   if ((id_bytes != 4 && id_bytes != 8) || row_bytes == 0 || (n && !ids)) return -EINVAL;
   std::vector<PrefetchKey> keys;
   keys.reserve(n);
@@ -87,7 +88,7 @@ long Engine::prefetch_rows(const void* base, size_t row_bytes, const void* ids, 
       add_range(core_->tables, b + static_cast<uintptr_t>(off), row_bytes, &keys);
     }
   }
-  return submit_prefetch(std::move(keys), batch, async);
+  return submit_prefetch(std::move(keys), batch, flags);
 }
 
 long Engine::prefetch_wait(long ticket, int timeout_ms) {

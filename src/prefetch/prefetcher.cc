@@ -56,11 +56,11 @@ long Prefetcher::enqueue(Job&& job) {
   return queue_.back().ticket;
 }
 
-long Prefetcher::submit(std::vector<PrefetchKey>&& pages, uint64_t batch) {
-  return enqueue(Job{0, false, batch, std::move(pages)});
+long Prefetcher::submit(std::vector<PrefetchKey>&& pages, uint64_t batch, bool write) {
+  return enqueue(Job{0, false, write, batch, std::move(pages)});
 }
 
-long Prefetcher::advance(uint64_t batch) { return enqueue(Job{0, true, batch, {}}); }
+long Prefetcher::advance(uint64_t batch) { return enqueue(Job{0, true, false, batch, {}}); }
 
 long Prefetcher::wait(long ticket, int timeout_ms) {
   std::unique_lock lk(mu_);
@@ -94,7 +94,7 @@ void Prefetcher::run() {
     long r = 0;
     try {
       if (job.advance) window_.advance(job.batch);
-      else r = serve(job.pages, job.batch);
+      else r = serve(job.pages, job.batch, job.write);
     } catch (const std::bad_alloc&) {
       r = -ENOMEM;
     }
@@ -117,7 +117,7 @@ uint64_t Prefetcher::absent_pages(const std::vector<PrefetchKey>& pages) {
   return n;
 }
 
-long Prefetcher::serve(const std::vector<PrefetchKey>& pages, uint64_t batch) {
+long Prefetcher::serve(const std::vector<PrefetchKey>& pages, uint64_t batch, bool write) {
   EngineCounters& c = core_.counters;
   c.prefetch_calls.fetch_add(1, std::memory_order_relaxed);
   window_.reserve(batch, pages.size());
@@ -165,9 +165,9 @@ long Prefetcher::serve(const std::vector<PrefetchKey>& pages, uint64_t batch) {
       r.claim();
       claimed_.push_back({t, k.page, PageWord::has_slot(w) ? static_cast<int>(PageWord::store(w)) : -1});
     }
-    if (claimed_.size() == claimed_.capacity()) flush(&read);
+    if (claimed_.size() == claimed_.capacity()) flush(&read, write);
   }
-  if (!claimed_.empty()) flush(&read);
+  if (!claimed_.empty()) flush(&read, write);
   c.prefetch_hits.fetch_add(hits, std::memory_order_relaxed);
   if (overflow) say_overflow(overflow);
   return read;
@@ -176,19 +176,19 @@ long Prefetcher::serve(const std::vector<PrefetchKey>& pages, uint64_t batch) {
 // Places the claimed pages: never-written ones from the zero page, the rest
 // read from their stores, one batch of reads per store. Registry shared, no
 // stripe lock held (each placement takes its page's).
-void Prefetcher::flush(long* read) {
+void Prefetcher::flush(long* read, bool write) {
   for (const Claimed& cl : claimed_) {
     if (cl.store >= 0) continue;
     std::lock_guard lk(core_.lock_of(cl.table, cl.page));
-    int rc = place_claimed(core_, cl.table, cl.page, kZeroPage, false,
+    int rc = place_claimed(core_, cl.table, cl.page, kZeroPage, write,
                            cl.table->counters.zero_fills, false);
     if (rc < 0 && rc != -EAGAIN) release(cl, rc);
   }
-  for (unsigned s = 0; s < channels_.size(); s++) read_from(s, read);
+  for (unsigned s = 0; s < channels_.size(); s++) read_from(s, read, write);
   claimed_.clear();
 }
 
-void Prefetcher::read_from(unsigned store, long* read) {
+void Prefetcher::read_from(unsigned store, long* read, bool write) {
   StoreChannel& ch = *channels_[store];
   group_.clear();
   ios_.clear();
@@ -210,7 +210,7 @@ void Prefetcher::read_from(unsigned store, long* read) {
       rc = ios_[io++].result;
     }
     if (rc == 0)
-      rc = place_claimed(core_, cl.table, cl.page, src, false, cl.table->counters.prefetches, false);
+      rc = place_claimed(core_, cl.table, cl.page, src, write, cl.table->counters.prefetches, false);
     if (rc == 0) {
       (*read)++;
       core_.counters.prefetch_reads.fetch_add(1, std::memory_order_relaxed);

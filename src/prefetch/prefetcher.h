@@ -47,9 +47,10 @@ class Prefetcher {
   // Ends the worker; jobs not served yet complete with -ECANCELED.
   void stop();
 
-  // Queues a prefetch of `pages` (sorted, unique) for `batch`. Returns its
+  // Queues a prefetch of `pages` (sorted, unique) for `batch`; with
+  // `write` the pages read are placed dirty and writable. Returns its
   // ticket (> 0) or -ENOMEM.
-  long submit(std::vector<PrefetchKey>&& pages, uint64_t batch);
+  long submit(std::vector<PrefetchKey>&& pages, uint64_t batch, bool write = false);
   // Queues the window's advance to `batch`. Returns its ticket or -ENOMEM.
   long advance(uint64_t batch);
   // Waits for ticket `t`: the pages it read (>= 0) or -errno of the job;
@@ -63,13 +64,14 @@ class Prefetcher {
   // Serves one prefetch now, on the calling thread (the worker's body;
   // public for tests that drive it without the thread). Returns the pages
   // read from stores. Caller holds no lock.
-  long serve(const std::vector<PrefetchKey>& pages, uint64_t batch);
+  long serve(const std::vector<PrefetchKey>& pages, uint64_t batch, bool write = false);
   PinWindow& window() { return window_; }
 
  private:
   struct Job {
     long ticket;
     bool advance;
+    bool write;
     uint64_t batch;
     std::vector<PrefetchKey> pages;
   };
@@ -83,8 +85,8 @@ class Prefetcher {
   long enqueue(Job&& job);
   void complete(long ticket, long result);
   uint64_t absent_pages(const std::vector<PrefetchKey>& pages);
-  void flush(long* read);
-  void read_from(unsigned store, long* read);
+  void flush(long* read, bool write);
+  void read_from(unsigned store, long* read, bool write);
   void release(const Claimed& c, int err);
   void say_overflow(uint64_t pages);
 

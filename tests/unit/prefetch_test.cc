@@ -71,6 +71,16 @@ TEST_F(PrefetchTest, StorePagesAreReadAtTheQueueDepthAndPlacedIntact) {
   }
 }
 
+TEST_F(PrefetchTest, PagesNamedForWritingArePlacedDirtyAndWritable) {
+  open();
+  e_.put_in_store(3, 30, 0x33);
+  EXPECT_EQ(prefetcher_->serve(keys(3, 1), 1, true), 1);
+  EXPECT_EQ(e_.state(3), PageState::kDirty);
+  EXPECT_TRUE(e_.page_is(3, 0x33));
+  ASSERT_EQ(e_.uffd->count(UffdCall::kCopy), 1u);
+  EXPECT_FALSE(e_.uffd->calls[0].flag) << "placed write-protected";
+}
+
 TEST_F(PrefetchTest, ResidentPagesAreHitsAndNeverWrittenOnesZeroFilled) {
   open();
   e_.make_resident(0, 0x5a, true);
