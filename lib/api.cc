@@ -5,6 +5,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <utility>
 
 #include "engine_instance.h"
 #include "mtier.h"
@@ -15,8 +16,8 @@ namespace {
 
 mtier::Engine* running() { return mtier::lib::running_engine(); }
 
-template <class F>
-int guarded(F&& f) noexcept {
+template <class R, class F>
+R guarded_as(F&& f) noexcept {
   mtier::RuntimeScope runtime;  // the preload passes the engine's own calls through
   try {
     return f();
@@ -25,6 +26,16 @@ int guarded(F&& f) noexcept {
   } catch (...) {
     return -EIO;
   }
+}
+
+template <class F>
+int guarded(F&& f) noexcept {
+  return guarded_as<int>(std::forward<F>(f));
+}
+
+template <class F>
+long guarded_long(F&& f) noexcept {
+  return guarded_as<long>(std::forward<F>(f));
 }
 
 }  // namespace
@@ -125,8 +136,44 @@ int mtier_stats(struct mtier_stats* st) {
     st->budget_overruns = s.budget_overruns;
     st->slow_budget_bytes = s.slow_budget_bytes;
     st->slow_resident_bytes = s.slow_resident_bytes;
+    st->prefetch_calls = s.prefetch_calls;
+    st->prefetch_reads = s.prefetch_reads;
+    st->prefetch_hits = s.prefetch_hits;
+    st->pinned_pages = s.pinned_pages;
+    st->window_overflows = s.window_overflows;
     return 0;
   });
+}
+
+long mtier_prefetch_rows(const void* table, size_t row_bytes, const void* ids, size_t n,
+                         int id_bytes, uint64_t batch, unsigned flags) {
+  return guarded_long([&]() -> long {
+    if ((id_bytes != 4 && id_bytes != 8) || row_bytes == 0) return -EINVAL;
+    if (!running()) return 0;  // nothing is managed: nothing to fetch
+    return running()->prefetch_rows(table, row_bytes, ids, n, id_bytes, batch,
+                                    flags & MTIER_PREFETCH_ASYNC);
+  });
+}
+
+long mtier_prefetch_ranges(const struct mtier_range* ranges, size_t n, uint64_t batch,
+                           unsigned flags) {
+  static_assert(sizeof(mtier_range) == sizeof(mtier::PrefetchRange));
+  return guarded_long([&]() -> long {
+    if (n && !ranges) return -EINVAL;
+    if (!running()) return 0;
+    return running()->prefetch_ranges(reinterpret_cast<const mtier::PrefetchRange*>(ranges), n,
+                                      batch, flags & MTIER_PREFETCH_ASYNC);
+  });
+}
+
+long mtier_prefetch_wait(long ticket, int timeout_ms) {
+  return guarded_long([&]() -> long {
+    return running() ? running()->prefetch_wait(ticket, timeout_ms) : -EINVAL;
+  });
+}
+
+int mtier_prefetch_advance(uint64_t batch) {
+  return guarded([&] { return running() ? running()->prefetch_advance(batch) : -ENODEV; });
 }
 
 int mtier_describe(char* buf, size_t len) {

@@ -53,6 +53,7 @@ void Engine::drop_pages(Table* t, uint64_t first, uint64_t count) {
     uint64_t v = w.load(std::memory_order_acquire);
     if (PageWord::has_slot(v)) core_->stores[PageWord::store(v)]->free_slot(PageWord::slot(v));
     if (PageWord::resident(v)) (PageWord::slow(v) ? slow : resident)++;
+    if (PageWord::pinned(v)) core_->counters.pinned_pages.fetch_sub(1, std::memory_order_relaxed);
     transition(w, PageEvent::kDiscard, t->id, p);  // the whole word cleared
   }
   (void)sys::zap(t->page_addr(first), count * kPageSize);
@@ -167,7 +168,10 @@ EngineStats Engine::stats() {
                 c.wild_faults.load(), c.store_full.load(), c.store_errors.load(),
                 c.sampled_pages.load(), r.overruns(), core_->slow.budget_pages() * kPageSize,
                 static_cast<uint64_t>(std::max<int64_t>(core_->slow.resident(), 0)) * kPageSize,
-                c.demote_failures.load(), core_->slow.peak() * kPageSize, {}};
+                c.demote_failures.load(), core_->slow.peak() * kPageSize,
+                c.prefetch_calls.load(), c.prefetch_reads.load(), c.prefetch_hits.load(),
+                static_cast<uint64_t>(std::max<int64_t>(c.pinned_pages.load(), 0)),
+                c.window_overflows.load(), {}};
   for (auto& st : core_->stores)
     s.stores.push_back({st->kind(), st->path(), st->mode(), st->capacity_slots() * kPageSize,
                         st->used_slots() * kPageSize});

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "evict/evictor.h"
 #include "ipc/segment.h"
 #include "page/core.h"
+#include "prefetch/prefetcher.h"
 #include "uffd/fault_handler.h"
 
 namespace mtier {
@@ -37,6 +39,12 @@ struct StoreStats {
   uint64_t capacity_bytes, used_bytes;
 };
 
+// A byte range named by a prefetch.
+struct PrefetchRange {
+  const void* addr;
+  size_t len;
+};
+
 struct EngineStats {
   uint64_t budget_bytes, high_bytes, low_bytes;
   uint64_t resident_bytes, peak_resident_bytes;
@@ -44,6 +52,7 @@ struct EngineStats {
   uint64_t wild_faults, store_full, store_errors, sampled_pages, budget_overruns;
   uint64_t slow_budget_bytes, slow_resident_bytes, demote_failures;
   uint64_t slow_peak_bytes;
+  uint64_t prefetch_calls, prefetch_reads, prefetch_hits, pinned_pages, window_overflows;
   std::vector<StoreStats> stores;
 };
 
@@ -93,6 +102,22 @@ class Engine {
   // outside, at most the configured one; 0 restores the configured budget.
   void set_budget_pages(int tier, uint64_t pages);
   EngineStats stats();
+
+  // The lookahead (engine_prefetch.cc; the C API's mtier_prefetch_*). The
+  // pages of the ranges, or of rows ids[0..n) of `row_bytes` each from
+  // `base` (id_bytes 4 or 8; negative ids skipped), deduplicated, are read
+  // into DRAM and pinned for `batch` by the prefetcher (started on first
+  // use). Memory outside tables is ignored. `async`: returns a ticket for
+  // prefetch_wait; else waits and returns the pages read. -errno on errors.
+  [[nodiscard]] long prefetch_ranges(const PrefetchRange* ranges, size_t n, uint64_t batch,
+                                     bool async);
+  [[nodiscard]] long prefetch_rows(const void* base, size_t row_bytes, const void* ids, size_t n,
+                                   int id_bytes, uint64_t batch, bool async);
+  [[nodiscard]] long prefetch_wait(long ticket, int timeout_ms);
+  // Releases the pins of batches before `batch` (in order with the
+  // prefetches queued before it). 0 or -errno.
+  [[nodiscard]] int prefetch_advance(uint64_t batch);
+
   // The tiers and sources in effect, one line ("mtier: tiers: ...").
   std::string describe() const;
   // The link to mtierd (nullptr with daemon_socket=none or no segment).
@@ -104,6 +129,8 @@ class Engine {
   explicit Engine(std::unique_ptr<Core> core);
   void drop_pages(Table* t, uint64_t first, uint64_t count);
   void open_segment();
+  Prefetcher* prefetcher(int* err);
+  long submit_prefetch(std::vector<PrefetchKey>&& keys, uint64_t batch, bool async);
   static constexpr uint32_t kDirectoryTables = 4096;
   static constexpr uint32_t kRingSlots = 4096;
 
@@ -112,6 +139,8 @@ class Engine {
   std::unique_ptr<Evictor> evictor_;
   std::unique_ptr<ipc::Segment> segment_;  // page words, directory, hints, orders
   std::unique_ptr<DaemonLink> link_;
+  std::mutex prefetcher_mu_;  // a leaf: the prefetcher's start
+  std::unique_ptr<Prefetcher> prefetcher_;
   bool directory_full_said_ = false;
 };
 

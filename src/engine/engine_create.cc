@@ -153,6 +153,7 @@ void Engine::open_segment() {
 
 Engine::~Engine() {
   if (link_) link_->stop();
+  if (prefetcher_) prefetcher_->stop();
   if (evictor_) evictor_->stop();
   if (handler_) handler_->stop();
   if (core_ && core_->uffd) {

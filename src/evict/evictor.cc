@@ -129,6 +129,9 @@ uint64_t Evictor::start_run(const PageRef* run, size_t n, bool force, std::vecto
   for (size_t k = 0; k < n; k++) {
     uint64_t now = core_.word(run[k].table, run[k].page).load(std::memory_order_acquire);
     if (PageWord::referenced(now) && !force) continue;
+    // Pinned by the lookahead window: only an explicit table eviction
+    // (force) takes it; a CLOCK victim chosen before the pin stays.
+    if (PageWord::pinned(now) && !force) continue;
     if (PageWord::state(now) == PageState::kClean) drop[k] = true;
     if (PageWord::state(now) != PageState::kDirty) continue;
     transition(core_.word(run[k].table, run[k].page), PageEvent::kEvictBegin, run[k].table->id,

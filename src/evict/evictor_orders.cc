@@ -36,6 +36,10 @@ int Evictor::evict_range(int table_id, uint64_t first, uint64_t count, bool dram
     uint64_t w = core_.word(t, p).load();
     if (PageWord::state(w) == PageState::kAbsent) continue;
     if (dram_only && PageWord::slow(w)) continue;
+    // A daemon's order leaves the lookahead window alone (a pin that comes
+    // after this look is honoured by demote's move or kept by start_run
+    // only for the CLOCK: an order racing a new pin may still move it).
+    if (dram_only && PageWord::pinned(w)) continue;
     victims.push_back({t, p});
     if (victims.size() == core_.opts.evict_batch) flush();
   }

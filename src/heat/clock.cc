@@ -44,6 +44,9 @@ uint64_t ClockHand::sweep(uint64_t budget, std::vector<PageRef>* cold, size_t ma
       // referenced bit left alone, since a zap would only cost it a MINOR
       // fault (measured: 28k more faults in a replay at 100% budget).
       if (cold && kept_by_hint(hints, t->first_page + page)) continue;
+      // A page the lookahead window pins is no victim either (nor zapped:
+      // the batch that named it is about to read it).
+      if (cold && PageWord::pinned(v)) continue;
       if (test_and_clear_referenced(w)) {
         char* a = t->page_addr(page);
         if (zap_len_ && zap_start_ + zap_len_ == a) {

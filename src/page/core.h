@@ -27,18 +27,24 @@
 //      pass_mu_, so two runs never interleave); everyone else holds one.
 //   4. Leaves, taken last and holding nothing else while held: Residency's
 //      mutex (the room/work condition variables), the stores' slot
-//      allocators, FaultHandler::request_mu_, DaemonLink::state_mu_, the log.
+//      allocators, FaultHandler::request_mu_, Prefetcher::mu_ (its queue),
+//      DaemonLink::state_mu_, the log.
+//
+// Pins (the lookahead window's bit in a page word) change under the page's
+// stripe lock, like the state; the prefetcher's worker pins with the
+// registry shared, and an eviction never starts on a pinned page.
 //
 // Waits:
-//   - for DRAM room (Residency::wait_for_room, only the fault handler): with
-//     no ranked lock held. The evictor that makes the room takes pass_mu_ and
+//   - for DRAM room (Residency::wait_for_room: the fault handler, and the
+//     prefetcher's worker before a prefetch claims its pages): with no
+//     ranked lock held. The evictor that makes the room takes pass_mu_ and
 //     the registry (shared); a waiter holding the registry would deadlock
 //     behind a writer (create_table) queued between the two on a
 //     writer-preferring rwlock. The handler waits before it takes the
 //     registry for a batch (FaultHandler::handle_batch); checked builds
 //     assert it.
-//   - for store I/O: the fault handler reads with the registry shared and no
-//     stripe lock (its pages are FETCHING: a fault on one finds it so and
+//   - for store I/O: the fault handler and the prefetcher read with the
+//     registry shared and no stripe lock (its pages are FETCHING: a fault on one finds it so and
 //     waits for the wake); the evictor writes back with pass_mu_ and the
 //     registry shared and no stripe lock (its pages are EVICTING and
 //     write-protected: a write faults and cancels). A table's teardown waits
@@ -71,6 +77,14 @@ struct EngineCounters {
   std::atomic<uint64_t> store_errors{0};  // failed store reads and writes
   std::atomic<uint64_t> sampled_pages{0}; // PTEs zapped by the sampler and clock
   std::atomic<uint64_t> demote_failures{0}; // pages move_pages did not move
+  // The lookahead (prefetch/): calls served, pages read ahead of any
+  // access, pages named that were resident already, pages pinned now, and
+  // pages named but neither pinned nor read (the window was full).
+  std::atomic<uint64_t> prefetch_calls{0};
+  std::atomic<uint64_t> prefetch_reads{0};
+  std::atomic<uint64_t> prefetch_hits{0};
+  std::atomic<int64_t> pinned_pages{0};
+  std::atomic<uint64_t> window_overflows{0};
 };
 
 struct Core {

@@ -103,6 +103,30 @@ bool test_and_clear_referenced(PageWordAtomic& word) {
   return word.fetch_and(~PageWord::kReferenced, std::memory_order_acq_rel) & PageWord::kReferenced;
 }
 
+bool pin(PageWordAtomic& word, uint64_t batch) {
+  uint64_t old = word.load(std::memory_order_relaxed);
+  uint64_t w;
+  do {
+    uint8_t b = static_cast<uint8_t>(batch);
+    if (PageWord::pinned(old) && static_cast<int8_t>(PageWord::pin_batch(old) - b) > 0)
+      return false;  // a later batch holds it
+    w = (old & ~PageWord::kPinBatchMask) | PageWord::kPinned |
+        (static_cast<uint64_t>(b) << PageWord::kPinBatchShift);
+  } while (!word.compare_exchange_weak(old, w, std::memory_order_acq_rel));
+  return !PageWord::pinned(old);
+}
+
+bool unpin(PageWordAtomic& word, uint64_t batch) {
+  uint64_t old = word.load(std::memory_order_relaxed);
+  uint64_t w;
+  do {
+    if (!PageWord::pinned(old) || PageWord::pin_batch(old) != static_cast<uint8_t>(batch))
+      return false;
+    w = old & ~(PageWord::kPinned | PageWord::kPinBatchMask);
+  } while (!word.compare_exchange_weak(old, w, std::memory_order_acq_rel));
+  return true;
+}
+
 void decay_heat(PageWordAtomic& word) {
   uint64_t old = word.load(std::memory_order_relaxed);
   uint64_t w;

@@ -17,6 +17,14 @@
 //   any but FETCHING --discard-->                      ABSENT (free, MADV_DONTNEED;
 //                                                      the whole word cleared:
 //                                                      slot, heat, tier bits)
+//
+// Pinned is a flag beside the state, not a state: the lookahead window
+// (prefetch/window.h) sets it on the pages its batches name, in any state,
+// and clears it when the window passes the batch that pinned it last (the
+// word keeps that batch's number, modulo 256). The evictor's CLOCK and the
+// daemon's orders never start an eviction of a pinned page (only
+// mtier_table_evict, which the program asks for, does); a discard clears
+// the flag with the rest of the word. Set and cleared under the stripe lock.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -49,7 +57,8 @@ int next_page_state(PageState s, PageEvent e);
 // Layout of a page word:
 //   bits 0-2 state | bit 3 referenced | bit 4 has slot | bits 5-7 store index
 //   bits 8-15 heat (saturating) | bit 16 on the slow memory tier
-//   bits 17-63 slot number
+//   bit 17 pinned | bits 18-25 the pinning batch (modulo 256)
+//   bits 26-63 slot number (2^38 slots: 1 PiB of store per table)
 struct PageWord {
   static constexpr uint64_t kStateMask = 0x7;
   static constexpr uint64_t kReferenced = 1u << 3;
@@ -59,7 +68,10 @@ struct PageWord {
   static constexpr int kHeatShift = 8;
   static constexpr uint64_t kHeatMask = 0xffull << kHeatShift;
   static constexpr uint64_t kSlowTier = 1ull << 16;
-  static constexpr int kSlotShift = 17;
+  static constexpr uint64_t kPinned = 1ull << 17;
+  static constexpr int kPinBatchShift = 18;
+  static constexpr uint64_t kPinBatchMask = 0xffull << kPinBatchShift;
+  static constexpr int kSlotShift = 26;
   static constexpr unsigned kMaxStores = 8;
 
   static PageState state(uint64_t w) { return static_cast<PageState>(w & kStateMask); }
@@ -69,6 +81,8 @@ struct PageWord {
   static uint64_t slot(uint64_t w) { return w >> kSlotShift; }
   static unsigned heat(uint64_t w) { return (w & kHeatMask) >> kHeatShift; }
   static bool slow(uint64_t w) { return w & kSlowTier; }
+  static bool pinned(uint64_t w) { return w & kPinned; }
+  static uint8_t pin_batch(uint64_t w) { return (w & kPinBatchMask) >> kPinBatchShift; }
   static bool resident(uint64_t w) {
     PageState s = state(w);
     return s == PageState::kClean || s == PageState::kDirty || s == PageState::kEvicting;
@@ -91,6 +105,14 @@ void set_slow(PageWordAtomic& word, bool slow);
 void mark_access(PageWordAtomic& word);
 // Clears the referenced bit; returns whether it was set.
 bool test_and_clear_referenced(PageWordAtomic& word);
+// Pins the page for batch `batch` (its low 8 bits are kept), unless it is
+// pinned already for a later batch (modular comparison: windows are shorter
+// than 128 batches). Returns whether the page was not pinned before.
+// Caller holds the stripe lock.
+bool pin(PageWordAtomic& word, uint64_t batch);
+// Unpins the page if the batch that pinned it last is `batch` (a later
+// batch's pin stays). Returns whether it was unpinned. Stripe lock held.
+bool unpin(PageWordAtomic& word, uint64_t batch);
 // Halves the heat (periodic decay, as HeMem cools).
 void decay_heat(PageWordAtomic& word);
 

@@ -32,7 +32,9 @@ void Residency::set_budget_pages(uint64_t pages) {
 }
 
 uint64_t Residency::excess_over_low() const {
-  int64_t r = resident();
+  // Pages claimed and not placed yet, and those a waiter asks room for,
+  // count as resident: the room is made for them.
+  int64_t r = resident() + claimed() + wanted_.load(std::memory_order_acquire);
   uint64_t low = low_pages();
   return r > static_cast<int64_t>(low) ? static_cast<uint64_t>(r) - low : 0;
 }
@@ -52,12 +54,13 @@ void Residency::sub(int64_t pages) {
 
 bool Residency::wait_for_room(uint64_t pages) {
   if constexpr (build::kCheckLockOrder) lock_order::assert_unlocked("waiting for DRAM room");
-  if (resident() + static_cast<int64_t>(pages) <= static_cast<int64_t>(budget_pages())) return true;
+  if (room_below(budget_pages()) >= static_cast<int64_t>(pages)) return true;
   std::unique_lock<std::mutex> lk(mu_);
   waiters_.fetch_add(1, std::memory_order_acq_rel);
+  wanted_.fetch_add(static_cast<int64_t>(pages), std::memory_order_acq_rel);
   bool room = true;
   for (;;) {
-    if (resident() + static_cast<int64_t>(pages) <= static_cast<int64_t>(budget_pages())) break;
+    if (room_below(budget_pages()) >= static_cast<int64_t>(pages)) break;
     if (stuck()) {
       overruns_.fetch_add(1, std::memory_order_relaxed);
       room = false;
@@ -68,6 +71,7 @@ bool Residency::wait_for_room(uint64_t pages) {
     room_.wait_for(lk, std::chrono::milliseconds(50));
   }
   waiters_.fetch_sub(1, std::memory_order_acq_rel);
+  wanted_.fetch_sub(static_cast<int64_t>(pages), std::memory_order_acq_rel);
   return room;
 }
 

@@ -37,13 +37,31 @@ class Residency {
     return resident() > static_cast<int64_t>(high_pages()) ||
            waiters_.load(std::memory_order_acquire) > 0;
   }
-  // Pages the evictor should free to get back to the low watermark.
+  // Pages the evictor should free to get back to the low watermark, with
+  // the claimed pages and those waiters need counted as resident.
   uint64_t excess_over_low() const;
 
   void add(int64_t pages);
   void sub(int64_t pages);
+  // Pages claimed for placement (FETCHING) and not placed yet: the fault
+  // handler and the prefetcher claim concurrently, so each counts the
+  // other's claims before it claims more (room_below). claim() when a page
+  // is claimed into DRAM; placed() when it lands (it becomes resident);
+  // unclaimed() when it does not (unclaim, failure).
+  void claim() { claimed_.fetch_add(1, std::memory_order_acq_rel); }
+  void placed() {
+    add(1);
+    claimed_.fetch_sub(1, std::memory_order_acq_rel);
+  }
+  void unclaimed() { claimed_.fetch_sub(1, std::memory_order_acq_rel); }
+  int64_t claimed() const { return claimed_.load(std::memory_order_acquire); }
+  // Pages that can still be claimed below `limit` (the budget, or a
+  // watermark): limit less resident and claimed pages; may be negative.
+  int64_t room_below(uint64_t limit) const {
+    return static_cast<int64_t>(limit) - resident() - claimed();
+  }
 
-  // Blocks until `pages` more fit in the budget. Wakes the evictor. If the
+  // Blocks until `pages` more fit in the budget (besides the claimed ones). Wakes the evictor. If the
   // evictor reports that it cannot make progress (a full or failing store),
   // returns false at once: the caller goes over budget rather than hang.
   // The caller holds no ranked lock (LOCKING in page/core.h).
@@ -63,6 +81,8 @@ class Residency {
   const MemoryBudget own_;
   std::atomic<uint64_t> budget_, high_, low_;
   std::atomic<int64_t> resident_{0};
+  std::atomic<int64_t> claimed_{0};
+  std::atomic<int64_t> wanted_{0};  // pages the waiters in wait_for_room need
   std::atomic<uint64_t> peak_{0};
   std::atomic<bool> stuck_{false};
   std::atomic<uint64_t> overruns_{0};

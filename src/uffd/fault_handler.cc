@@ -12,12 +12,12 @@
 
 #include "log/log.h"
 #include "sys/uffd.h"
+#include "uffd/placement.h"
 #include "util/runtime_thread.h"
 
 namespace mtier {
 namespace {
 
-alignas(kPageSize) const char kZeroPage[kPageSize] = {};
 constexpr size_t kMaxRequests = 4096;  // queued prefetch requests (the daemon re-orders)
 
 bool is_write(uint64_t flags) { return flags & UFFD_PAGEFAULT_FLAG_WRITE; }
@@ -97,9 +97,10 @@ void FaultHandler::serve_prefetch_requests() {
   }
   std::shared_lock tables(core_.tables.mutex());
   pending_.clear();
-  int64_t room = static_cast<int64_t>(core_.residency.high_pages()) - core_.residency.resident();
+  // Claims count in Residency::claimed() at once: the room shrinks as
+  // pages are claimed, and the prefetcher's claims count too.
+  auto room = [&] { return core_.residency.room_below(core_.residency.high_pages()); };
   auto flush = [&] {
-    room -= static_cast<int64_t>(pending_.size());
     requested_placed_.fetch_add(pending_.size(), std::memory_order_relaxed);
     place_all();
     pending_.clear();
@@ -108,7 +109,7 @@ void FaultHandler::serve_prefetch_requests() {
     Table* t = core_.tables.by_id(r.table_id);
     if (!t || r.first >= t->pages) continue;
     uint64_t end = std::min(t->pages, r.first + std::min(r.count, t->pages));
-    for (uint64_t p = r.first; p < end && static_cast<int64_t>(pending_.size()) < room; p++) {
+    for (uint64_t p = r.first; p < end && room() > 0; p++) {
       {
         std::lock_guard lk(core_.lock_of(t, p));
         uint64_t w = core_.word(t, p).load(std::memory_order_acquire);
@@ -166,10 +167,10 @@ uint64_t FaultHandler::demand_pages(const struct uffd_msg* msgs, size_t n) const
   return distinct;
 }
 
-// Pages that still fit in the DRAM budget besides those this batch claimed.
+// Pages that still fit in the DRAM budget besides those claimed (by this
+// batch and by the prefetcher) and not placed yet.
 int64_t FaultHandler::room_left() const {
-  return static_cast<int64_t>(core_.residency.budget_pages()) - core_.residency.resident() -
-         static_cast<int64_t>(pending_.size());
+  return core_.residency.room_below(core_.residency.budget_pages());
 }
 
 void FaultHandler::handle_batch(const struct uffd_msg* msgs, size_t n) {
@@ -273,6 +274,7 @@ int FaultHandler::resolve_ioctl(int rc, Table* t, uint64_t page, unsigned tid, c
 // covers a batch's claims: a follower is claimed only below it).
 void FaultHandler::claim(Table* t, uint64_t page, bool write, bool prefetch, unsigned tid) {
   transition(core_.word(t, page), PageEvent::kClaim, t->id, page);
+  core_.residency.claim();
   pending_.push_back({t, page, write, prefetch, tid, 0, kZeroPage});
 }
 
@@ -298,8 +300,7 @@ void FaultHandler::claim_following(Table* t, uint64_t page, uint64_t count, bool
 // buffer front to back, one MISSING fault (a round trip through this thread)
 // per page otherwise; DLRM's set-up ran 4x as long under mtier for it.
 void FaultHandler::add_zero_ahead(Table* t, uint64_t page, bool write) {
-  int64_t room = static_cast<int64_t>(core_.residency.low_pages()) - core_.residency.resident() -
-                 static_cast<int64_t>(pending_.size());
+  int64_t room = core_.residency.room_below(core_.residency.low_pages());
   if (room <= 0) return;
   claim_following(t, page, std::min<uint64_t>(core_.opts.zero_ahead_pages, room), false, write);
 }
@@ -351,41 +352,19 @@ void FaultHandler::place(Placement& p) {
   bool fetched = PageWord::has_slot(word.load());
   if (p.result < 0 && p.prefetch) {  // nobody waits on it: leave it in the store
     transition(word, PageEvent::kUnclaim, t->id, p.page);
+    core_.residency.unclaimed();
     return;
   }
   if (p.result < 0) return fail(t, p.page, p.tid, p.result, "fetch");
-  // Copied without waking: the state and counters are updated first, so
-  // that whatever the woken thread does next (an evict_table, a stats read)
-  // sees them. Then everyone waiting on the page is woken, including a
-  // waiter on a prefetched page whose fault found it FETCHING.
-  char* addr = t->page_addr(p.page);
-  int rc = core_.uffd->copy(addr, p.source, kPageSize, !p.write, true);
-  for (int i = 0; rc == -EAGAIN && i < kCopyRetries; i++)
-    rc = core_.uffd->copy(addr, p.source, kPageSize, !p.write, true);
-  if (rc == -EAGAIN) {
-    // The address space keeps changing (a fork, an mremap): the page goes
-    // back to where it was (its slot, or never written) and the thread,
-    // woken, faults again and is served then. Nothing waits under the lock.
-    transition(word, PageEvent::kUnclaim, t->id, p.page);
-    MTIER_LOG_DEBUG("table %s page %llu: UFFDIO_COPY: %s %d times; the access is retried",
-                    t->name.c_str(), static_cast<unsigned long long>(p.page), strerror(EAGAIN),
-                    kCopyRetries + 1);
-    (void)core_.uffd->wake(addr, kPageSize);
-    return;
-  }
-  if (rc < 0) return fail(t, p.page, p.tid, rc, "place (UFFDIO_COPY)");
-  transition(word, p.write ? PageEvent::kPlacedDirty : PageEvent::kPlacedClean, t->id, p.page);
-  mark_access(word);
-  core_.residency.add(1);
-  t->counters.resident_pages.fetch_add(1, std::memory_order_relaxed);
   auto& c = t->counters;
-  (fetched ? (p.prefetch ? c.prefetches : c.fetches) : c.zero_fills)
-      .fetch_add(1, std::memory_order_relaxed);
-  (void)core_.uffd->wake(addr, kPageSize);
+  int rc = place_claimed(core_, t, p.page, p.source, p.write,
+                         fetched ? (p.prefetch ? c.prefetches : c.fetches) : c.zero_fills);
+  if (rc < 0 && rc != -EAGAIN) fail(t, p.page, p.tid, rc, "place (UFFDIO_COPY)");
 }
 
 void FaultHandler::fail(Table* t, uint64_t page, unsigned tid, int err, const char* what) {
   transition(core_.word(t, page), PageEvent::kFetchFailed, t->id, page);
+  core_.residency.unclaimed();
   t->counters.errors.fetch_add(1, std::memory_order_relaxed);
   core_.counters.store_errors.fetch_add(1, std::memory_order_relaxed);
   uint64_t w = core_.word(t, page).load();

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "page/core.h"
+#include "uffd/placement.h"
 
 namespace mtier {
 
@@ -38,10 +39,8 @@ class FaultHandler {
   // which call it after prepare()). Takes the registry itself: the caller
   // holds no lock.
   void handle_batch(const struct uffd_msg* msgs, size_t n);
-  // UFFDIO_COPY retries on EAGAIN (the kernel's address space changing: a
-  // fork, an mremap) before the page goes back to ABSENT and the faulting
-  // thread is woken to fault again.
-  static constexpr int kCopyRetries = 16;
+  // UFFDIO_COPY retries on EAGAIN (uffd/placement.h).
+  static constexpr int kCopyRetries = mtier::kCopyRetries;
   // Messages read per batch.
   static constexpr size_t kBatch = 64;
   // Queues a prefetch of the store-held pages of [first, first+count) of

@@ -74,6 +74,7 @@ class Zipf {
 };
 
 std::atomic<long> g_mismatches{0};
+std::atomic<long> g_prefetch_errors{0};  // lookahead calls that returned -errno
 std::atomic<long> g_max_resident{0}, g_max_resident_raw{0}, g_max_rss{0};
 std::atomic<bool> g_stop{false};
 
@@ -114,9 +115,22 @@ void monitor(const std::vector<TableInfo>& tables) {
   }
 }
 
+char* page_addr(const std::vector<TableInfo>& tables, uint64_t global) {
+  size_t ti = 0;
+  uint64_t page = global;
+  while (page >= tables[ti].pages) page -= tables[ti++].pages;
+  return tables[ti].base + page * kPage;
+}
+
 // Thread `tid` owns pages whose global index % kThreads == tid, so it knows
 // the generation each of its pages must hold. Half the threads pick pages
-// uniformly, half with Zipf(1.05) over a scrambled page order.
+// uniformly, half with Zipf(1.05) over a scrambled page order. Operations
+// go in chunks of kChunk; before chunk c a thread names chunk c+1's pages
+// to the lookahead (odd threads asynchronously, waiting a chunk later) and
+// advances the window to c: prefetches race the other threads' writes,
+// faults and the evictor all the time.
+constexpr long kChunk = 16;
+
 void worker(int tid, const std::vector<TableInfo>& tables, uint64_t total_pages, long ops) {
   std::mt19937_64 rng(1234 + tid);
   uint64_t mine = total_pages / kThreads;
@@ -124,26 +138,35 @@ void worker(int tid, const std::vector<TableInfo>& tables, uint64_t total_pages,
   for (uint64_t i = 0; i < mine; i++) perm[i] = i;
   std::shuffle(perm.begin(), perm.end(), rng);
   Zipf zipf(mine, 1.05);
-  for (long op = 0; op < ops; op++) {
-    uint64_t k = tid % 2 ? perm[zipf(rng)] : rng() % mine;
-    uint64_t global = k * kThreads + tid;
-    size_t ti = 0;
-    uint64_t page = global;
-    while (page >= tables[ti].pages) page -= tables[ti++].pages;
-    char* p = tables[ti].base + page * kPage;
-    if (!page_ok(p, global, gen[k])) {
-      if (g_mismatches++ < 5)
-        fprintf(stderr, "torture: mismatch table %d page %llu gen %llu\n", tables[ti].id,
-                (unsigned long long)page, (unsigned long long)gen[k]);
+  auto next_key = [&] { return tid % 2 ? perm[zipf(rng)] : rng() % mine; };
+  std::vector<uint64_t> chunk(kChunk), ahead(kChunk);
+  for (auto& k : ahead) k = next_key();
+  long ticket = 0;
+  for (long c = 0; c * kChunk < ops; c++) {
+    chunk.swap(ahead);
+    for (auto& k : ahead) k = next_key();
+    struct mtier_range r[kChunk];
+    for (long i = 0; i < kChunk; i++) r[i] = {page_addr(tables, ahead[i] * kThreads + tid), kPage};
+    if (ticket > 0 && mtier_prefetch_wait(ticket, -1) < 0) g_prefetch_errors++;
+    mtier_prefetch_advance(c);
+    long rc = mtier_prefetch_ranges(r, kChunk, c + 1, tid % 2 ? MTIER_PREFETCH_ASYNC : 0);
+    if (rc < 0) g_prefetch_errors++;
+    ticket = tid % 2 ? rc : 0;
+    for (uint64_t k : chunk) {
+      uint64_t global = k * kThreads + tid;
+      char* p = page_addr(tables, global);
+      if (!page_ok(p, global, gen[k])) {
+        if (g_mismatches++ < 5)
+          fprintf(stderr, "torture: mismatch page %llu gen %llu\n", (unsigned long long)global,
+                  (unsigned long long)gen[k]);
+      }
+      if (rng() % 3 == 0) write_page(p, global, ++gen[k]);
     }
-    if (rng() % 3 == 0) write_page(p, global, ++gen[k]);
   }
+  if (ticket > 0 && mtier_prefetch_wait(ticket, -1) < 0) g_prefetch_errors++;
   for (uint64_t k = 0; k < mine; k++) {
     uint64_t global = k * kThreads + tid;
-    size_t ti = 0;
-    uint64_t page = global;
-    while (page >= tables[ti].pages) page -= tables[ti++].pages;
-    if (!page_ok(tables[ti].base + page * kPage, global, gen[k])) g_mismatches++;
+    if (!page_ok(page_addr(tables, global), global, gen[k])) g_mismatches++;
   }
 }
 
@@ -211,8 +234,13 @@ int main() {
          (unsigned long long)fetches,
          (unsigned long long)writebacks, (unsigned long long)cancels,
          (unsigned long long)st.budget_overruns, secs);
+  printf("torture: lookahead: %llu calls, %llu pages read ahead, %llu hits, %llu left out "
+         "(window full), %ld errors\n",
+         (unsigned long long)st.prefetch_calls, (unsigned long long)st.prefetch_reads,
+         (unsigned long long)st.prefetch_hits, (unsigned long long)st.window_overflows,
+         g_prefetch_errors.load());
   bool ok = g_mismatches == 0 && g_max_resident <= budget_pages && g_max_rss <= budget_pages &&
-            fetches > 0 && writebacks > 0;
+            fetches > 0 && writebacks > 0 && st.prefetch_reads > 0 && g_prefetch_errors == 0;
   printf("%s\n", ok ? "PASS" : "FAIL");
   return ok ? 0 : 1;
 }

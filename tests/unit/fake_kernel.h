@@ -7,6 +7,7 @@
 #pragma once
 #include <linux/userfaultfd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -93,8 +94,10 @@ class MemStore : public Store {
   explicit MemStore(uint64_t slots) : data_(slots) {}
 
   std::set<uint64_t> fail_read, fail_write;
-  std::function<void()> before_write;
+  std::function<void()> before_write, before_read;
   uint64_t reads = 0, writes = 0;
+  uint64_t read_calls = 0;  // read_pages calls (batches)
+  size_t widest_read = 0;   // most pages in one read_pages call
 
   const char* kind() const override { return "file"; }
   const std::string& path() const override { return path_; }
@@ -122,6 +125,9 @@ class MemStore : public Store {
     unsigned depth() const override { return static_cast<unsigned>(bufs_.size()); }
     void* buffer(unsigned i) override { return bufs_[i].data(); }
     int read_pages(StoreIo* ios, size_t n) override {
+      if (s_.before_read) s_.before_read();
+      s_.read_calls++;
+      s_.widest_read = std::max(s_.widest_read, n);
       int first = 0;
       for (size_t i = 0; i < n; i++) {
         s_.reads++;

@@ -1,0 +1,110 @@
+// The lookahead's entry: named rows and ranges turned into the pages of
+// managed tables (deduplicated), handed to the prefetcher.
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <shared_mutex>
+
+#include "engine/engine.h"
+#include "log/log.h"
+
+namespace mtier {
+namespace {
+
+// Appends the pages of [a, a+len) that lie in tables, clipped to each.
+// Registry held shared by the caller.
+void add_range(TableRegistry& tables, uintptr_t a, size_t len, std::vector<PrefetchKey>* out) {
+  uintptr_t end = a + len;
+  if (len == 0 || end < a) return;
+  while (a < end) {
+    Table* t = tables.find(reinterpret_cast<void*>(a));
+    if (!t) return;  // unmanaged: no-op (tables are whole extents: nothing further in this one)
+    uint64_t first = t->page_of(reinterpret_cast<void*>(a));
+    uintptr_t table_end = reinterpret_cast<uintptr_t>(t->page_addr(0)) + t->pages * kPageSize;
+    uintptr_t stop = std::min(end, table_end);
+    uint64_t last = t->page_of(reinterpret_cast<void*>(stop - 1));
+    for (uint64_t p = first; p <= last; p++) out->push_back({t->id, p});
+    a = stop;
+  }
+}
+
+}  // namespace
+
+Prefetcher* Engine::prefetcher(int* err) {
+  std::lock_guard lk(prefetcher_mu_);
+  if (!prefetcher_) {
+    auto p = std::make_unique<Prefetcher>(*core_);
+    if (int rc = p->start(); rc < 0) {
+      *err = rc;
+      MTIER_LOG_ERROR("lookahead: the prefetcher could not start: %s", strerror(-rc));
+      return nullptr;
+    }
+    prefetcher_ = std::move(p);
+    MTIER_LOG_INFO("lookahead: prefetcher started (reads at queue depth %u, pins up to %u%% of "
+                   "the DRAM budget)",
+                   core_->opts.queue_depth, core_->opts.pin_limit_pct);
+  }
+  return prefetcher_.get();
+}
+
+long Engine::submit_prefetch(std::vector<PrefetchKey>&& keys, uint64_t batch, bool async) {
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  int err = 0;
+  Prefetcher* p = prefetcher(&err);
+  if (!p) return err;
+  long ticket = p->submit(std::move(keys), batch);
+  if (ticket < 0 || async) return ticket;
+  return p->wait(ticket, -1);
+}
+
+long Engine::prefetch_ranges(const PrefetchRange* ranges, size_t n, uint64_t batch, bool async) {
+  if (n && !ranges) return -EINVAL;
+  std::vector<PrefetchKey> keys;
+  {
+    std::shared_lock lk(core_->tables.mutex());
+    for (size_t i = 0; i < n; i++)
+      add_range(core_->tables, reinterpret_cast<uintptr_t>(ranges[i].addr), ranges[i].len, &keys);
+  }
+  return submit_prefetch(std::move(keys), batch, async);
+}
+
+long Engine::prefetch_rows(const void* base, size_t row_bytes, const void* ids, size_t n,
+                           int id_bytes, uint64_t batch, bool async) {
+  if ((id_bytes != 4 && id_bytes != 8) || row_bytes == 0 || (n && !ids)) return -EINVAL;
+  std::vector<PrefetchKey> keys;
+  keys.reserve(n);
+  {
+    std::shared_lock lk(core_->tables.mutex());
+    auto b = reinterpret_cast<uintptr_t>(base);
+    for (size_t i = 0; i < n; i++) {
+      int64_t id = id_bytes == 4 ? static_cast<const int32_t*>(ids)[i]
+                                 : static_cast<const int64_t*>(ids)[i];
+      if (id < 0) continue;
+      unsigned __int128 off = static_cast<unsigned __int128>(id) * row_bytes;
+      if (off + row_bytes > UINTPTR_MAX - b) continue;  // past the address space
+      add_range(core_->tables, b + static_cast<uintptr_t>(off), row_bytes, &keys);
+    }
+  }
+  return submit_prefetch(std::move(keys), batch, async);
+}
+
+long Engine::prefetch_wait(long ticket, int timeout_ms) {
+  Prefetcher* p;
+  {
+    std::lock_guard lk(prefetcher_mu_);
+    p = prefetcher_.get();
+  }
+  return p ? p->wait(ticket, timeout_ms) : -EINVAL;
+}
+
+int Engine::prefetch_advance(uint64_t batch) {
+  int err = 0;
+  Prefetcher* p = prefetcher(&err);
+  if (!p) return err;
+  long ticket = p->advance(batch);
+  return ticket < 0 ? static_cast<int>(ticket) : 0;
+}
+
+}  // namespace mtier

@@ -1,0 +1,250 @@
+#include "prefetch/prefetcher.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <shared_mutex>
+
+#include "log/log.h"
+#include "sys/uffd.h"
+#include "uffd/placement.h"
+#include "util/runtime_thread.h"
+
+namespace mtier {
+
+Prefetcher::Prefetcher(Core& core) : core_(core), window_(core) {}
+
+Prefetcher::~Prefetcher() { stop(); }
+
+int Prefetcher::start() {
+  if (int rc = open_channels(core_, &channels_); rc < 0) return rc;
+  try {
+    claimed_.reserve(core_.opts.queue_depth);
+    ios_.reserve(core_.opts.queue_depth);
+    group_.reserve(core_.opts.queue_depth);
+  } catch (const std::bad_alloc&) {
+    return -ENOMEM;
+  }
+  return start_runtime_thread(&thread_, "prefetcher", "lookahead prefetches are no longer served",
+                              [this] { run(); });
+}
+
+void Prefetcher::stop() {
+  {
+    std::lock_guard lk(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  work_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  std::lock_guard lk(mu_);
+  for (Job& j : queue_) {
+    done_ = j.ticket;
+    results_[j.ticket % kResults] = -ECANCELED;
+  }
+  queue_.clear();
+  done_cv_.notify_all();
+}
+
+long Prefetcher::enqueue(Job&& job) {
+  std::lock_guard lk(mu_);
+  if (stopping_) return -ENODEV;
+  job.ticket = ++issued_;
+  queue_.push_back(std::move(job));  // std::bad_alloc: the API boundary turns it into -ENOMEM
+  work_.notify_one();
+  return queue_.back().ticket;
+}
+
+long Prefetcher::submit(std::vector<PrefetchKey>&& pages, uint64_t batch) {
+  return enqueue(Job{0, false, batch, std::move(pages)});
+}
+
+long Prefetcher::advance(uint64_t batch) { return enqueue(Job{0, true, batch, {}}); }
+
+long Prefetcher::wait(long ticket, int timeout_ms) {
+  std::unique_lock lk(mu_);
+  if (ticket <= 0 || ticket > issued_) return -EINVAL;
+  auto ready = [&] { return done_ >= ticket; };
+  if (timeout_ms < 0) done_cv_.wait(lk, ready);
+  else if (!done_cv_.wait_for(lk, std::chrono::milliseconds(timeout_ms), ready)) return -ETIMEDOUT;
+  if (done_ - ticket >= kResults) return -EINVAL;
+  return results_[ticket % kResults];
+}
+
+void Prefetcher::complete(long ticket, long result) {
+  {
+    std::lock_guard lk(mu_);
+    results_[ticket % kResults] = result;
+    done_ = ticket;
+  }
+  done_cv_.notify_all();
+}
+
+void Prefetcher::run() {
+  for (;;) {
+    Job job;
+    {
+      std::unique_lock lk(mu_);
+      work_.wait(lk, [&] { return stopping_ || !queue_.empty(); });
+      if (stopping_) return;
+      job = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    long r = 0;
+    try {
+      if (job.advance) window_.advance(job.batch);
+      else r = serve(job.pages, job.batch);
+    } catch (const std::bad_alloc&) {
+      r = -ENOMEM;
+    }
+    complete(job.ticket, r);
+  }
+}
+
+// The named pages that are absent now (read without locks: an estimate of
+// the room to make; the claims below decide under the stripe locks).
+uint64_t Prefetcher::absent_pages(const std::vector<PrefetchKey>& pages) {
+  std::shared_lock tables(core_.tables.mutex());
+  uint64_t n = 0;
+  Table* t = nullptr;
+  for (const PrefetchKey& k : pages) {
+    if (!t || t->id != k.table_id) t = core_.tables.by_id(k.table_id);
+    if (t && k.page < t->pages)
+      n += PageWord::state(core_.word(t, k.page).load(std::memory_order_relaxed)) ==
+           PageState::kAbsent;
+  }
+  return n;
+}
+
+long Prefetcher::serve(const std::vector<PrefetchKey>& pages, uint64_t batch) {
+  EngineCounters& c = core_.counters;
+  c.prefetch_calls.fetch_add(1, std::memory_order_relaxed);
+  window_.reserve(batch, pages.size());
+  // Room first, with no lock held (LOCKING): the evictor makes it from
+  // pages outside the window (pinned pages are no victims). A prefetch
+  // fills DRAM up to the high watermark only: the rest of the budget is
+  // the fault handler's, whose batches waited for room before they claim
+  // (without that margin a prefetch could take the room a fault batch
+  // waited for, and the batch would place over the budget).
+  Residency& r = core_.residency;
+  uint64_t margin = r.budget_pages() - std::min(r.high_pages(), r.budget_pages());
+  if (uint64_t want = std::min(absent_pages(pages), window_.limit()))
+    (void)r.wait_for_room(want + margin);
+  std::shared_lock tables(core_.tables.mutex());
+  long read = 0;
+  uint64_t overflow = 0, hits = 0;
+  claimed_.clear();
+  Table* t = nullptr;
+  for (const PrefetchKey& k : pages) {
+    if (!t || t->id != k.table_id) t = core_.tables.by_id(k.table_id);
+    if (!t || k.page >= t->pages) continue;  // freed since the call: nothing to do
+    {
+      std::lock_guard lk(core_.lock_of(t, k.page));
+      PageWordAtomic& word = core_.word(t, k.page);
+      if (!window_.pin(t, k.page, batch)) {
+        overflow++;
+        continue;
+      }
+      uint64_t w = word.load(std::memory_order_acquire);
+      if (PageWord::state(w) != PageState::kAbsent) {
+        // Resident (a hit: its heat counts the coming access) or FETCHING
+        // (the fault handler places it).
+        if (PageWord::resident(w)) {
+          mark_access(word);
+          hits++;
+        }
+        continue;
+      }
+      if (r.room_below(r.high_pages()) <= 0) {
+        overflow++;
+        continue;
+      }
+      transition(word, PageEvent::kClaim, t->id, k.page);
+      r.claim();
+      claimed_.push_back({t, k.page, PageWord::has_slot(w) ? static_cast<int>(PageWord::store(w)) : -1});
+    }
+    if (claimed_.size() == claimed_.capacity()) flush(&read);
+  }
+  if (!claimed_.empty()) flush(&read);
+  c.prefetch_hits.fetch_add(hits, std::memory_order_relaxed);
+  if (overflow) say_overflow(overflow);
+  return read;
+}
+
+// Places the claimed pages: never-written ones from the zero page, the rest
+// read from their stores, one batch of reads per store. Registry shared, no
+// stripe lock held (each placement takes its page's).
+void Prefetcher::flush(long* read) {
+  for (const Claimed& cl : claimed_) {
+    if (cl.store >= 0) continue;
+    std::lock_guard lk(core_.lock_of(cl.table, cl.page));
+    int rc = place_claimed(core_, cl.table, cl.page, kZeroPage, false,
+                           cl.table->counters.zero_fills);
+    if (rc < 0 && rc != -EAGAIN) release(cl, rc);
+  }
+  for (unsigned s = 0; s < channels_.size(); s++) read_from(s, read);
+  claimed_.clear();
+}
+
+void Prefetcher::read_from(unsigned store, long* read) {
+  StoreChannel& ch = *channels_[store];
+  group_.clear();
+  ios_.clear();
+  for (Claimed& cl : claimed_) {
+    if (cl.store != static_cast<int>(store)) continue;
+    group_.push_back(&cl);
+    uint64_t slot = PageWord::slot(core_.word(cl.table, cl.page).load());
+    if (!ch.direct(slot)) ios_.push_back({slot, ch.buffer(static_cast<unsigned>(ios_.size())), 0});
+  }
+  if (group_.empty()) return;
+  if (!ios_.empty()) (void)ch.read_pages(ios_.data(), ios_.size());  // per-page results below
+  for (size_t k = 0, io = 0; k < group_.size(); k++) {
+    const Claimed& cl = *group_[k];
+    std::lock_guard lk(core_.lock_of(cl.table, cl.page));
+    const void* src = ch.direct(PageWord::slot(core_.word(cl.table, cl.page).load()));
+    int rc = 0;
+    if (!src) {
+      src = ios_[io].buf;
+      rc = ios_[io++].result;
+    }
+    if (rc == 0) rc = place_claimed(core_, cl.table, cl.page, src, false, cl.table->counters.prefetches);
+    if (rc == 0) {
+      (*read)++;
+      core_.counters.prefetch_reads.fetch_add(1, std::memory_order_relaxed);
+    } else if (rc != -EAGAIN) {
+      release(cl, rc);
+    }
+  }
+}
+
+// A prefetch that failed: nobody asked for the page yet, so it goes back to
+// its slot (ABSENT) and any thread that faulted on it meanwhile is woken to
+// fault again; the fault handler then reads it itself, and a store that
+// still fails gives that access (only it) SIGBUS with the reason. Caller
+// holds the page's stripe lock.
+void Prefetcher::release(const Claimed& cl, int err) {
+  Table* t = cl.table;
+  transition(core_.word(t, cl.page), PageEvent::kUnclaim, t->id, cl.page);
+  core_.residency.unclaimed();
+  (void)core_.uffd->wake(t->page_addr(cl.page), kPageSize);
+  t->counters.errors.fetch_add(1, std::memory_order_relaxed);
+  core_.counters.store_errors.fetch_add(1, std::memory_order_relaxed);
+  MTIER_LOG_WARN("table %s page %llu: lookahead %s failed: %s; the page stays where it was "
+                 "(an access fetches it again)",
+                 t->name.c_str(), static_cast<unsigned long long>(cl.page),
+                 cl.store >= 0 ? "read" : "placement", strerror(-err));
+}
+
+void Prefetcher::say_overflow(uint64_t pages) {
+  core_.counters.window_overflows.fetch_add(pages, std::memory_order_relaxed);
+  if (overflow_said_) return;
+  overflow_said_ = true;
+  MTIER_LOG_WARN("lookahead: the window does not fit: %llu pages named were neither pinned nor "
+                 "read (pin limit %llu pages, %u%% of the DRAM budget); they are demand-faulted. "
+                 "A larger budget or a shorter lookahead avoids it (counted in window_overflows)",
+                 static_cast<unsigned long long>(pages),
+                 static_cast<unsigned long long>(window_.limit()), core_.opts.pin_limit_pct);
+}
+
+}  // namespace mtier

@@ -1,0 +1,46 @@
+#include "uffd/placement.h"
+
+#include <cerrno>
+#include <cstring>
+
+#include "log/log.h"
+#include "sys/uffd.h"
+
+namespace mtier {
+
+alignas(kPageSize) const char kZeroPage[kPageSize] = {};
+
+int place_claimed(Core& core, Table* t, uint64_t page, const void* source, bool write,
+                  std::atomic<uint64_t>& placed) {
+  PageWordAtomic& word = core.word(t, page);
+  // Copied without waking: the state and counters are updated first, so
+  // that whatever the woken thread does next (an evict_table, a stats read)
+  // sees them. Then everyone waiting on the page is woken, including a
+  // thread whose fault found it FETCHING.
+  char* addr = t->page_addr(page);
+  int rc = core.uffd->copy(addr, source, kPageSize, !write, true);
+  for (int i = 0; rc == -EAGAIN && i < kCopyRetries; i++)
+    rc = core.uffd->copy(addr, source, kPageSize, !write, true);
+  if (rc == -EAGAIN) {
+    // The address space keeps changing (a fork, an mremap): the page goes
+    // back to where it was (its slot, or never written) and the thread,
+    // woken, faults again and is served then. Nothing waits under the lock.
+    transition(word, PageEvent::kUnclaim, t->id, page);
+    core.residency.unclaimed();
+    MTIER_LOG_DEBUG("table %s page %llu: UFFDIO_COPY: %s %d times; the access is retried",
+                    t->name.c_str(), static_cast<unsigned long long>(page), strerror(EAGAIN),
+                    kCopyRetries + 1);
+    (void)core.uffd->wake(addr, kPageSize);
+    return -EAGAIN;
+  }
+  if (rc < 0) return rc;
+  transition(word, write ? PageEvent::kPlacedDirty : PageEvent::kPlacedClean, t->id, page);
+  mark_access(word);
+  core.residency.placed();
+  t->counters.resident_pages.fetch_add(1, std::memory_order_relaxed);
+  placed.fetch_add(1, std::memory_order_relaxed);
+  (void)core.uffd->wake(addr, kPageSize);
+  return 0;
+}
+
+}  // namespace mtier

@@ -1,0 +1,29 @@
+// Placing a claimed page: the one way a FETCHING page becomes resident, for
+// the fault handler and the lookahead prefetcher alike.
+#pragma once
+#include <atomic>
+#include <cstdint>
+
+#include "page/core.h"
+
+namespace mtier {
+
+// A zero-filled page to place a never-written page from.
+extern const char kZeroPage[];
+
+// Copies `source` into the FETCHING page `page` of `t` (UFFDIO_COPY without
+// waking, write-protected unless `write`), moves it to CLEAN or DIRTY,
+// counts it resident and in `placed` (the table's fetches, prefetches or
+// zero_fills), then wakes every thread waiting on it. EAGAIN (the address
+// space changing: a fork, an mremap) is retried kCopyRetries times, then
+// the page goes back to ABSENT and the waiters are woken to fault again.
+// Returns 0, -EAGAIN (unclaimed as said), or another -errno from the copy
+// (the page is still FETCHING and claimed: the caller fails it). The page
+// was counted in Residency::claim() when claimed; placed() or unclaimed()
+// here settles it.
+// Caller holds the registry shared and the page's stripe lock.
+int place_claimed(Core& core, Table* t, uint64_t page, const void* source, bool write,
+                  std::atomic<uint64_t>& placed);
+inline constexpr int kCopyRetries = 16;
+
+}  // namespace mtier

@@ -1,0 +1,219 @@
+// The lookahead's prefetcher and window driven without threads or a kernel
+// (fake_kernel.h): store pages read in batches at the queue depth and placed
+// intact, resident pages pinned as hits, pins honoured by the evictor and
+// released by advance, a window larger than its limit, a fault and a write
+// on a page whose read is in flight, and a store error during a prefetch.
+#include "prefetch/prefetcher.h"
+
+#include <gtest/gtest.h>
+
+#include "evict/evictor.h"
+#include "fake_kernel.h"
+#include "uffd/fault_handler.h"
+
+namespace mtier {
+namespace {
+
+using testutil::FakeEngine;
+using testutil::fault_msg;
+using testutil::UffdCall;
+
+class PrefetchTest : public ::testing::Test {
+ protected:
+  // 64 pages, a budget of 32 (pin limit 24), a queue depth of 4.
+  PrefetchTest() : e_(64, 32) {}
+  void SetUp() override {
+    ASSERT_NE(e_.table, nullptr);
+    prefetcher_ = std::make_unique<Prefetcher>(*e_.core);
+  }
+  std::vector<PrefetchKey> keys(uint64_t first, uint64_t n) const {
+    std::vector<PrefetchKey> k;
+    for (uint64_t p = first; p < first + n; p++) k.push_back({e_.table->id, p});
+    return k;
+  }
+  long serve(uint64_t first, uint64_t n, uint64_t batch) {
+    return prefetcher_->serve(keys(first, n), batch);
+  }
+  bool pinned(uint64_t p) const { return PageWord::pinned(e_.word(p)); }
+  // The prefetcher's channels come from start(); the tests serve without
+  // the thread, so they open them the same way.
+  void open() { ASSERT_EQ(prefetcher_->start(), 0); prefetcher_->stop(); }
+
+  FakeEngine e_;
+  std::unique_ptr<Prefetcher> prefetcher_;
+};
+
+TEST_F(PrefetchTest, StorePagesAreReadAtTheQueueDepthAndPlacedIntact) {
+  open();
+  for (uint64_t p = 0; p < 10; p++) e_.put_in_store(p, p + 100, static_cast<char>(0x10 + p));
+  EXPECT_EQ(serve(0, 10, 1), 10);
+  for (uint64_t p = 0; p < 10; p++) {
+    EXPECT_EQ(e_.state(p), PageState::kClean) << p;
+    EXPECT_TRUE(e_.page_is(p, static_cast<char>(0x10 + p))) << p;
+    EXPECT_TRUE(pinned(p)) << p;
+  }
+  EXPECT_EQ(e_.store->reads, 10u);
+  EXPECT_EQ(e_.store->widest_read, 4u) << "reads go to the store queue_depth at a time";
+  EXPECT_EQ(e_.store->read_calls, 3u);
+  EXPECT_EQ(e_.uffd->count(UffdCall::kCopy), 10u);
+  EXPECT_EQ(e_.core->residency.resident(), 10);
+  EXPECT_EQ(e_.table->counters.prefetches.load(), 10u);
+  EXPECT_EQ(e_.core->counters.prefetch_reads.load(), 10u);
+  EXPECT_EQ(e_.core->counters.pinned_pages.load(), 10);
+  // Placed write-protected (clean) and every waiter woken.
+  for (const auto& c : e_.uffd->calls) {
+    if (c.kind == UffdCall::kCopy) {
+      EXPECT_TRUE(c.flag);
+    }
+  }
+  EXPECT_EQ(e_.uffd->count(UffdCall::kWake), 10u);
+}
+
+TEST_F(PrefetchTest, ResidentPagesAreHitsAndNeverWrittenOnesZeroFilled) {
+  open();
+  e_.make_resident(0, 0x5a, true);
+  EXPECT_EQ(serve(0, 3, 1), 0);  // page 0 resident, 1-2 never written: no read
+  EXPECT_EQ(e_.core->counters.prefetch_hits.load(), 1u);
+  EXPECT_TRUE(e_.page_is(0, 0x5a));
+  EXPECT_EQ(e_.state(0), PageState::kDirty);
+  EXPECT_EQ(e_.state(1), PageState::kClean);
+  EXPECT_TRUE(e_.page_is(1, 0));
+  EXPECT_EQ(e_.store->reads, 0u);
+  for (uint64_t p = 0; p < 3; p++) EXPECT_TRUE(pinned(p)) << p;
+}
+
+TEST_F(PrefetchTest, PinnedPagesAreNoVictims) {
+  open();
+  for (uint64_t p = 0; p < 32; p++) e_.make_resident(p, static_cast<char>(p), false);
+  ASSERT_EQ(serve(0, 16, 1), 0);  // pins the first half
+  Evictor evictor(*e_.core);
+  ASSERT_EQ(evictor.prepare(), 0);
+  e_.core->residency.add(0);
+  evictor.evict_pass();  // twice over the budget's low watermark: a real pass
+  uint64_t evicted = 0;
+  for (uint64_t p = 0; p < 32; p++) {
+    if (p < 16) {
+      EXPECT_EQ(e_.state(p), PageState::kClean) << "pinned page " << p << " evicted";
+    }
+    evicted += e_.state(p) == PageState::kAbsent;
+  }
+  EXPECT_GT(evicted, 0u) << "the pass evicted nothing: the test proves nothing";
+  // An explicit table eviction (mtier_table_evict) takes pinned pages too.
+  ASSERT_EQ(evictor.evict_range(e_.table->id, 0, UINT64_MAX, false), 0);
+  EXPECT_EQ(e_.state(0), PageState::kAbsent);
+}
+
+TEST_F(PrefetchTest, AdvanceReleasesThePinsOfEarlierBatchesOnly) {
+  open();
+  ASSERT_EQ(serve(0, 8, 1), 0);
+  ASSERT_EQ(serve(4, 8, 2), 0);  // pages 4-7 named by both
+  EXPECT_EQ(e_.core->counters.pinned_pages.load(), 12);
+  prefetcher_->window().advance(2);
+  for (uint64_t p = 0; p < 12; p++) EXPECT_EQ(pinned(p), p >= 4) << p;
+  EXPECT_EQ(e_.core->counters.pinned_pages.load(), 8);
+  prefetcher_->window().advance(3);
+  for (uint64_t p = 0; p < 12; p++) EXPECT_FALSE(pinned(p)) << p;
+  EXPECT_EQ(e_.core->counters.pinned_pages.load(), 0);
+}
+
+TEST_F(PrefetchTest, AWindowLargerThanItsLimitIsDemandFaultedBeyondIt) {
+  open();
+  for (uint64_t p = 0; p < 40; p++) e_.put_in_store(p, p, static_cast<char>(p));
+  // 40 pages named, the pin limit is 24 (75% of 32): 24 pinned and read,
+  // 16 left out, no wait for room that cannot come.
+  EXPECT_EQ(serve(0, 40, 1), 24);
+  EXPECT_EQ(e_.core->counters.pinned_pages.load(), 24);
+  EXPECT_EQ(e_.core->counters.window_overflows.load(), 16u);
+  EXPECT_LE(e_.core->residency.resident(), 32);
+  for (uint64_t p = 24; p < 40; p++) EXPECT_EQ(e_.state(p), PageState::kAbsent) << p;
+  // Those are served by faults as usual.
+  FaultHandler handler(*e_.core);
+  ASSERT_EQ(handler.prepare(), 0);
+  struct uffd_msg m = fault_msg(e_.addr(30));
+  handler.handle_batch(&m, 1);
+  EXPECT_TRUE(e_.page_is(30, 30));
+}
+
+TEST_F(PrefetchTest, AFaultOnAPageInFlightWaitsForThatRead) {
+  open();
+  e_.put_in_store(5, 9, 0x55);
+  FaultHandler handler(*e_.core);
+  ASSERT_EQ(handler.prepare(), 0);
+  // While the prefetch's read is in flight, the program reads the page, then
+  // writes it: both faults find it FETCHING and neither reads or copies.
+  e_.store->before_read = [&] {
+    EXPECT_EQ(e_.state(5), PageState::kFetching);
+    struct uffd_msg m[2] = {fault_msg(e_.addr(5)), fault_msg(e_.addr(5), UFFD_PAGEFAULT_FLAG_WRITE)};
+    handler.handle_batch(m, 2);
+    EXPECT_EQ(e_.uffd->count(UffdCall::kCopy), 0u);
+    EXPECT_EQ(e_.uffd->count(UffdCall::kWake), 0u) << "woken before the data is there";
+  };
+  EXPECT_EQ(serve(5, 1, 1), 1);
+  e_.store->before_read = nullptr;
+  EXPECT_EQ(e_.store->reads, 1u) << "one read for the prefetch and both faults";
+  EXPECT_TRUE(e_.page_is(5, 0x55));
+  EXPECT_EQ(e_.uffd->count(UffdCall::kWake, e_.addr(5)), 1u);
+  // The write, retried after the wake, meets a clean write-protected page.
+  EXPECT_EQ(e_.state(5), PageState::kClean);
+  struct uffd_msg wp = fault_msg(e_.addr(5), UFFD_PAGEFAULT_FLAG_WRITE | UFFD_PAGEFAULT_FLAG_WP);
+  handler.handle_batch(&wp, 1);
+  EXPECT_EQ(e_.state(5), PageState::kDirty);
+}
+
+TEST_F(PrefetchTest, AStoreErrorLeavesThePageInTheStoreAndFailsOnlyItsAccess) {
+  open();
+  e_.put_in_store(1, 11, 0x11);
+  e_.put_in_store(2, 12, 0x22);
+  e_.store->fail_read.insert(12);
+  EXPECT_EQ(serve(1, 2, 1), 1);
+  EXPECT_TRUE(e_.page_is(1, 0x11));
+  EXPECT_EQ(e_.state(2), PageState::kAbsent);
+  EXPECT_EQ(PageWord::slot(e_.word(2)), 12u);
+  EXPECT_EQ(e_.uffd->count(UffdCall::kWake, e_.addr(2)), 1u) << "a thread waiting on it refaults";
+  EXPECT_EQ(e_.uffd->count(UffdCall::kPoison), 0u) << "nobody touched it: no SIGBUS";
+  EXPECT_EQ(e_.table->counters.errors.load(), 1u);
+  // The access then fetches it itself; the store still fails: SIGBUS for it.
+  FaultHandler handler(*e_.core);
+  ASSERT_EQ(handler.prepare(), 0);
+  struct uffd_msg m = fault_msg(e_.addr(2));
+  handler.handle_batch(&m, 1);
+  EXPECT_EQ(e_.uffd->count(UffdCall::kPoison, e_.addr(2)), 1u);
+  EXPECT_EQ(e_.state(2), PageState::kFailed);
+}
+
+TEST_F(PrefetchTest, PagesOfAFreedTableAreSkippedAndItsPinsForgotten) {
+  open();
+  ASSERT_EQ(serve(0, 4, 1), 0);
+  std::vector<PrefetchKey> gone = {{e_.table->id + 7, 0}, {e_.table->id, 1000}};
+  EXPECT_EQ(prefetcher_->serve(gone, 2), 0);  // no such table, past the table's end
+  prefetcher_->window().advance(5);
+  EXPECT_EQ(e_.core->counters.pinned_pages.load(), 0);
+}
+
+TEST(PinBits, ALaterBatchKeepsItsPinAndDiscardClearsIt) {
+  PageWordAtomic w(0);
+  EXPECT_TRUE(pin(w, 300));  // batch 300: 44 modulo 256
+  EXPECT_EQ(PageWord::pin_batch(w.load()), 44);
+  EXPECT_FALSE(pin(w, 299)) << "an earlier batch does not take over";
+  EXPECT_EQ(PageWord::pin_batch(w.load()), 44);
+  EXPECT_FALSE(pin(w, 301));  // moved to the later batch, pinned already
+  EXPECT_FALSE(unpin(w, 300)) << "the later batch holds it";
+  EXPECT_TRUE(PageWord::pinned(w.load()));
+  EXPECT_TRUE(unpin(w, 301));
+  EXPECT_FALSE(PageWord::pinned(w.load()));
+  // The pin lives beside the state: claims and placements keep it, and a
+  // slot set or cleared does not touch it; a discard clears it.
+  EXPECT_TRUE(pin(w, 7));
+  set_slot(w, 2, (1ull << 38) - 1);  // the largest slot
+  EXPECT_EQ(PageWord::slot(w.load()), (1ull << 38) - 1);
+  EXPECT_TRUE(PageWord::pinned(w.load()));
+  transition(w, PageEvent::kClaim, 1, 0);
+  transition(w, PageEvent::kPlacedClean, 1, 0);
+  EXPECT_TRUE(PageWord::pinned(w.load()));
+  EXPECT_EQ(PageWord::pin_batch(w.load()), 7);
+  transition(w, PageEvent::kDiscard, 1, 0);
+  EXPECT_FALSE(PageWord::pinned(w.load()));
+}
+
+}  // namespace
+}  // namespace mtier
