@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "engine_instance.h"
+#include "interposer.h"
 #include "mtier.h"
 #include "sys/page_size.h"
 #include "util/runtime_scope.h"
@@ -15,6 +16,12 @@
 namespace {
 
 mtier::Engine* running() { return mtier::lib::running_engine(); }
+
+// The engine whose lookahead serves this process: none in a forked child,
+// where the prefetcher's thread does not exist (nothing is managed there).
+mtier::Engine* prefetching() {
+  return mtier::lib::in_forked_child() ? nullptr : running();
+}
 
 template <class R, class F>
 R guarded_as(F&& f) noexcept {
@@ -149,9 +156,9 @@ long mtier_prefetch_rows(const void* table, size_t row_bytes, const void* ids, s
                          int id_bytes, uint64_t batch, unsigned flags) {
   return guarded_long([&]() -> long {
     if ((id_bytes != 4 && id_bytes != 8) || row_bytes == 0) return -EINVAL;
-    if (!running()) return 0;  // nothing is managed: nothing to fetch
-    return running()->prefetch_rows(table, row_bytes, ids, n, id_bytes, batch,
-                                    flags & MTIER_PREFETCH_ASYNC);
+    mtier::Engine* e = prefetching();
+    if (!e) return 0;  // nothing is managed: nothing to fetch
+    return e->prefetch_rows(table, row_bytes, ids, n, id_bytes, batch, flags & MTIER_PREFETCH_ASYNC);
   });
 }
 
@@ -160,20 +167,25 @@ long mtier_prefetch_ranges(const struct mtier_range* ranges, size_t n, uint64_t 
   static_assert(sizeof(mtier_range) == sizeof(mtier::PrefetchRange));
   return guarded_long([&]() -> long {
     if (n && !ranges) return -EINVAL;
-    if (!running()) return 0;
-    return running()->prefetch_ranges(reinterpret_cast<const mtier::PrefetchRange*>(ranges), n,
-                                      batch, flags & MTIER_PREFETCH_ASYNC);
+    mtier::Engine* e = prefetching();
+    if (!e) return 0;
+    return e->prefetch_ranges(reinterpret_cast<const mtier::PrefetchRange*>(ranges), n, batch,
+                              flags & MTIER_PREFETCH_ASYNC);
   });
 }
 
 long mtier_prefetch_wait(long ticket, int timeout_ms) {
   return guarded_long([&]() -> long {
-    return running() ? running()->prefetch_wait(ticket, timeout_ms) : -EINVAL;
+    mtier::Engine* e = prefetching();
+    return e ? e->prefetch_wait(ticket, timeout_ms) : -EINVAL;
   });
 }
 
 int mtier_prefetch_advance(uint64_t batch) {
-  return guarded([&] { return running() ? running()->prefetch_advance(batch) : -ENODEV; });
+  return guarded([&] {
+    mtier::Engine* e = prefetching();
+    return e ? e->prefetch_advance(batch) : -ENODEV;
+  });
 }
 
 int mtier_describe(char* buf, size_t len) {

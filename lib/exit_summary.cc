@@ -51,6 +51,13 @@ void print_summary_locked() {
                    static_cast<unsigned long long>(t.demotions),
                    static_cast<unsigned long long>(t.errors + e.store_errors),
                    static_cast<unsigned long long>(e.budget_overruns));
+  if (e.prefetch_calls)
+    MTIER_LOG_NOTICE("summary: lookahead %llu calls, %llu pages read ahead, %llu named pages "
+                     "resident already, %llu left out (window full)",
+                     static_cast<unsigned long long>(e.prefetch_calls),
+                     static_cast<unsigned long long>(e.prefetch_reads),
+                     static_cast<unsigned long long>(e.prefetch_hits),
+                     static_cast<unsigned long long>(e.window_overflows));
 }
 
 // An exit handler: nothing may leave it (boundary.h).

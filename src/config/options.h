@@ -34,6 +34,7 @@ struct Options {
   unsigned queue_depth = 64;        // io_uring depth for batched eviction / prefetch
   unsigned prefetch_pages = 0;      // adjacent absent pages fetched with a missing one
   unsigned zero_ahead_pages = 15;   // first touch: following new pages zero-filled with it
+  bool evict_lfu = false;           // victims by decayed access frequency (GCLOCK), not CLOCK
   unsigned pin_limit_pct = 75;      // lookahead: most of the DRAM budget pinned at once
   uint64_t scan_rate = 128;         // sampler: pages zapped per second, upper bound
   bool scan_idle = false;           // sampler also runs below the low watermark

@@ -15,7 +15,9 @@
 
 namespace mtier {
 
-Evictor::Evictor(Core& core) : core_(core), hand_(core, false), sampler_(core) {}
+Evictor::Evictor(Core& core) : core_(core), hand_(core, false), sampler_(core) {
+  hand_.set_by_frequency(core.opts.evict_lfu);
+}
 
 Evictor::~Evictor() { stop(); }
 
@@ -60,16 +62,34 @@ void Evictor::run() {
 // of all-DRAM, against 1.02 with scan_rate=0. Heat then comes from faults.
 bool Evictor::sampling_useful() const {
   if (core_.opts.scan_idle) return true;
+  // Every table fits in the budget: no eviction will need the bits.
+  if (!core_.has_slow_tier() && core_.tables.table_pages() <= core_.residency.budget_pages())
+    return false;
   if (core_.residency.resident() >= static_cast<int64_t>(core_.residency.low_pages())) return true;
   return core_.has_slow_tier() &&
          core_.slow.resident() >= static_cast<int64_t>(core_.slow.low_pages());
+}
+
+// What a pass frees: down to the low watermark, but in the background (no
+// fault waiting for room) no more than the tables could still bring in
+// beyond the budget - all their pages less the budget. While the tables
+// fit, nothing: a budget that holds them costs no eviction (nor, by
+// sampling_useful, any sampling). DRAM with a slow tier below it keeps the
+// watermarks (its victims stay in memory).
+uint64_t Evictor::useful_target(const Residency& r, bool slow_tier) const {
+  uint64_t excess = r.excess_over_low();
+  if (r.waiters() > 0) return std::max<uint64_t>(excess, 1);
+  if (slow_tier || core_.has_slow_tier()) return std::max<uint64_t>(excess, 1);
+  uint64_t tables = core_.tables.table_pages(), budget = r.budget_pages();
+  return std::min(excess, tables > budget ? tables - budget : 0);
 }
 
 uint64_t Evictor::evict_pass(bool slow_tier) {
   std::lock_guard pass(pass_mu_);
   std::shared_lock tables(core_.tables.mutex());
   Residency& r = slow_tier ? core_.slow : core_.residency;
-  uint64_t target = std::max<uint64_t>(r.excess_over_low(), 1);
+  uint64_t target = useful_target(r, slow_tier);
+  if (target == 0) return 0;  // the tables fit: nothing to evict, nor to call stuck
   uint64_t total = 0;
   for (Table* t : core_.tables.ordered()) total += t->pages;
   uint64_t freed = 0, visited = 0;

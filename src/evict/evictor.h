@@ -52,6 +52,7 @@ class Evictor {
   void run();
   // Whether the access sampler should run now (see evictor.cc).
   bool sampling_useful() const;
+  uint64_t useful_target(const Residency& r, bool slow_tier) const;
   // Evicts the given cold pages (with `force`, referenced ones too);
   // returns the pages freed, *err the first error.
   uint64_t evict(const std::vector<PageRef>& victims, bool force, int* err);

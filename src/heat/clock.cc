@@ -56,6 +56,8 @@ uint64_t ClockHand::sweep(uint64_t budget, std::vector<PageRef>* cold, size_t ma
           zap_start_ = a;
           zap_len_ = kPageSize;
         }
+      } else if (cold && by_frequency_ && PageWord::heat(v) > 0) {
+        decay_heat(w);
       } else if (cold) {
         cold->push_back({t, page});
       }

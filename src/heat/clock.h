@@ -17,6 +17,12 @@ class ClockHand {
   // `decay_heat`: halve the heat of every page visited (the sampler's hand
   // does; the evictor's does not, so heat decays once per sampler rotation).
   ClockHand(Core& core, bool decay_heat) : core_(core), decay_(decay_heat) {}
+  // By frequency (GCLOCK, the evictor's hand with evict_lfu): an
+  // unreferenced page with heat left is passed over with its heat halved,
+  // so a page's chances grow with its decayed access count (a page hit 2^k
+  // times survives k more rotations untouched); only pages whose heat is
+  // spent are cold.
+  void set_by_frequency(bool on) { by_frequency_ = on; }
   // Visits up to `budget` resident pages from the hand: referenced ones are
   // cleared and zapped, unreferenced ones appended to `cold` (at most
   // `max_cold`; nullptr to only sample). Returns the pages visited.
@@ -35,6 +41,7 @@ class ClockHand {
 
   Core& core_;
   bool decay_;
+  bool by_frequency_ = false;
   uint64_t hand_ = 0;  // region page index of the next page to visit
   uint64_t rotations_ = 0;
   char* zap_start_ = nullptr;

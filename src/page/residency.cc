@@ -52,17 +52,22 @@ void Residency::sub(int64_t pages) {
   resident_.fetch_sub(pages, std::memory_order_acq_rel);
 }
 
-bool Residency::wait_for_room(uint64_t pages) {
+bool Residency::wait_for_room(uint64_t pages, int timeout_ms) {
   if constexpr (build::kCheckLockOrder) lock_order::assert_unlocked("waiting for DRAM room");
   if (room_below(budget_pages()) >= static_cast<int64_t>(pages)) return true;
   std::unique_lock<std::mutex> lk(mu_);
   waiters_.fetch_add(1, std::memory_order_acq_rel);
   wanted_.fetch_add(static_cast<int64_t>(pages), std::memory_order_acq_rel);
   bool room = true;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   for (;;) {
     if (room_below(budget_pages()) >= static_cast<int64_t>(pages)) break;
     if (stuck()) {
       overruns_.fetch_add(1, std::memory_order_relaxed);
+      room = false;
+      break;
+    }
+    if (timeout_ms >= 0 && std::chrono::steady_clock::now() >= deadline) {
       room = false;
       break;
     }

@@ -65,7 +65,9 @@ class Residency {
   // evictor reports that it cannot make progress (a full or failing store),
   // returns false at once: the caller goes over budget rather than hang.
   // The caller holds no ranked lock (LOCKING in page/core.h).
-  bool wait_for_room(uint64_t pages);
+  // With timeout_ms >= 0, also returns false when that passed (the
+  // prefetcher's wait: a prefetch is worth a bounded wait only).
+  bool wait_for_room(uint64_t pages, int timeout_ms = -1);
   // The evictor's side: progress or its lack, and its wake-up.
   void notify_progress();
   void set_stuck(bool stuck);

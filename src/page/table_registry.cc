@@ -51,6 +51,7 @@ Table* TableRegistry::add(const std::string& name, uint64_t bytes, int* err) noe
   t->pages = pages;
   t->bytes = bytes;
   t->base = base_ + t->first_page * kPageSize;
+  table_pages_.fetch_add(pages, std::memory_order_relaxed);
   if (shared_words_) t->words = shared_words_ + t->first_page;
   by_id_.insert(std::move(node));
   auto pos = std::lower_bound(ordered_.begin(), ordered_.end(), t,
@@ -63,6 +64,7 @@ Table* TableRegistry::add(const std::string& name, uint64_t bytes, int* err) noe
 void TableRegistry::remove(Table* t) noexcept {
   ordered_.erase(std::find(ordered_.begin(), ordered_.end(), t));
   (void)extents_.free(t->first_page, t->pages);
+  table_pages_.fetch_sub(t->pages, std::memory_order_relaxed);
   by_id_.erase(t->id);
 }
 

@@ -5,6 +5,7 @@
 // page/core.h: rank kRegistry; never held while waiting for DRAM room.)
 #pragma once
 #include <functional>
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -42,6 +43,8 @@ class TableRegistry {
   // First table whose first_page >= region_page, wrapping to the first.
   size_t index_at_or_after(uint64_t region_page) const;
   uint64_t free_pages() const { return extents_.free_pages(); }
+  // The pages of all tables together (read without the lock).
+  uint64_t table_pages() const { return table_pages_.load(std::memory_order_relaxed); }
 
  private:
   Mutex mu_;
@@ -51,6 +54,7 @@ class TableRegistry {
   std::vector<Table*> ordered_;
   int next_id_ = 1;
   PageWordAtomic* shared_words_ = nullptr;
+  std::atomic<uint64_t> table_pages_{0};
 };
 
 }  // namespace mtier

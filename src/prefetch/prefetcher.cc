@@ -127,10 +127,15 @@ long Prefetcher::serve(const std::vector<PrefetchKey>& pages, uint64_t batch) {
   // the fault handler's, whose batches waited for room before they claim
   // (without that margin a prefetch could take the room a fault batch
   // waited for, and the batch would place over the budget).
+  // The wait is for pages the window can still pin (so that the pinned
+  // pages and the room asked for fit in the budget with unpinned pages to
+  // spare) and bounded: a prefetch that finds no room in time claims what
+  // there is, and the rest is demand-faulted.
   Residency& r = core_.residency;
   uint64_t margin = r.budget_pages() - std::min(r.high_pages(), r.budget_pages());
-  if (uint64_t want = std::min(absent_pages(pages), window_.limit()))
-    (void)r.wait_for_room(want + margin);
+  int64_t pinnable = static_cast<int64_t>(window_.limit()) - c.pinned_pages.load();
+  if (uint64_t want = std::min<uint64_t>(absent_pages(pages), std::max<int64_t>(pinnable, 0)))
+    (void)r.wait_for_room(want + margin, kRoomWaitMs);
   std::shared_lock tables(core_.tables.mutex());
   long read = 0;
   uint64_t overflow = 0, hits = 0;

@@ -57,6 +57,8 @@ class Prefetcher {
   // issued or too old (kResults later ones completed).
   long wait(long ticket, int timeout_ms);
   static constexpr long kResults = 1024;
+  // The longest a prefetch waits for DRAM room before it claims what there is.
+  static constexpr int kRoomWaitMs = 1000;
 
   // Serves one prefetch now, on the calling thread (the worker's body;
   // public for tests that drive it without the thread). Returns the pages

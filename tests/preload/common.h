@@ -99,6 +99,7 @@ struct Api {
   decltype(&::mtier_table_stats) table_stats = nullptr;
   decltype(&::mtier_stats) stats = nullptr;
   decltype(&::mtier_table_evict) table_evict = nullptr;
+  decltype(&::mtier_prefetch_ranges) prefetch_ranges = nullptr;
 };
 
 inline const Api& api() {
@@ -110,6 +111,8 @@ inline const Api& api() {
     x.stats = reinterpret_cast<decltype(x.stats)>(dlsym(RTLD_DEFAULT, "mtier_stats"));
     x.table_evict =
         reinterpret_cast<decltype(x.table_evict)>(dlsym(RTLD_DEFAULT, "mtier_table_evict"));
+    x.prefetch_ranges =
+        reinterpret_cast<decltype(x.prefetch_ranges)>(dlsym(RTLD_DEFAULT, "mtier_prefetch_ranges"));
     return x;
   }();
   return a;

@@ -122,7 +122,14 @@ int main() {
   std::string err;
 
   // 1. A child that does not touch inherited tables: plain allocation works.
-  int st = in_child("plain", [] {
+  int st = in_child("plain", [&] {
+    // The lookahead has no thread in the child: naming the parent's
+    // (inherited, unmanaged here) pages is a no-op, never a hang (alarm).
+    if (pt::have_api()) {
+      struct mtier_range r = {big, 6 * MiB};
+      long pf = pt::api().prefetch_ranges(&r, 1, 1, 0);
+      CHECK(pf == 0, "child: mtier_prefetch_ranges(inherited table): expected 0, found %ld", pf);
+    }
     // Small and big allocations, all plain, all working; then exit() (not
     // _exit: the library's exit path runs in the child too). A failed CHECK
     // prints its FAIL line on stdout and exits 1.

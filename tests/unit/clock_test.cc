@@ -5,6 +5,7 @@
 // page a MINOR fault; at a 100% budget that made a replay 0.65x as fast).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -88,6 +89,42 @@ TEST_F(ClockTest, TheSamplerZapsKeptPagesToo) {
   EXPECT_EQ(sampler.sweep(kPages, nullptr, 0, -1, true), kPages);
   for (uint64_t p = 0; p < kPages; p++) EXPECT_FALSE(referenced(p)) << p;
   EXPECT_EQ(core_->counters.sampled_pages.load(), kPages / 2);
+}
+
+}  // namespace
+}  // namespace mtier
+
+namespace mtier {
+namespace {
+
+TEST_F(ClockTest, ByFrequencyAPageSurvivesARotationPerHalvingOfItsHeat) {
+  // Page 1: accessed 4 times, not referenced since: heat 4 -> 2 -> 1 -> 0,
+  // cold on the fourth rotation. Page 3: no heat, cold on the first.
+  for (int i = 0; i < 4; i++) mark_access(t_->words[1]);
+  test_and_clear_referenced(t_->words[1]);
+  ClockHand hand(*core_, false);
+  hand.set_by_frequency(true);
+  for (int rotation = 1; rotation <= 4; rotation++) {
+    std::vector<PageRef> cold;
+    hand.sweep(kPages, &cold, kPages);
+    std::vector<uint64_t> pages = pages_of(cold);
+    bool one = std::find(pages.begin(), pages.end(), 1u) != pages.end();
+    bool three = std::find(pages.begin(), pages.end(), 3u) != pages.end();
+    EXPECT_EQ(one, rotation == 4) << "rotation " << rotation;
+    EXPECT_TRUE(three) << "rotation " << rotation;
+  }
+}
+
+TEST_F(ClockTest, PinnedPagesAreNeverColdNorZapped) {
+  for (uint64_t p = 0; p < kPages; p++) pin(t_->words[p], 1);
+  ClockHand hand(*core_, false);
+  std::vector<PageRef> cold;
+  hand.sweep(kPages, &cold, kPages);
+  EXPECT_TRUE(cold.empty());
+  EXPECT_TRUE(referenced(0)) << "a pinned page's bit is left alone (no zap)";
+  for (uint64_t p = 0; p < kPages; p++) unpin(t_->words[p], 1);
+  hand.sweep(kPages, &cold, kPages);
+  EXPECT_EQ(cold.size(), kPages / 2);
 }
 
 }  // namespace

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "evict/evictor.h"
 #include "fake_kernel.h"
 #include "uffd/fault_handler.h"
@@ -134,6 +136,26 @@ TEST_F(PrefetchTest, AWindowLargerThanItsLimitIsDemandFaultedBeyondIt) {
   EXPECT_TRUE(e_.page_is(30, 30));
 }
 
+TEST_F(PrefetchTest, AFullWindowNeverWaitsForRoomThatCannotCome) {
+  // DRAM full: 24 pages pinned (the limit), 8 more resident. A prefetch of
+  // 10 store pages for the next batch can pin none and has no room: it
+  // returns at once (no evictor runs here: a wait would never end) and the
+  // pages stay in the store, to be demand-faulted.
+  open();
+  for (uint64_t p = 0; p < 32; p++) e_.make_resident(p, static_cast<char>(p), false);
+  ASSERT_EQ(serve(0, 24, 1), 0);
+  for (uint64_t p = 40; p < 50; p++) e_.put_in_store(p, p, static_cast<char>(p));
+  EXPECT_EQ(serve(40, 10, 2), 0);
+  EXPECT_EQ(e_.core->counters.window_overflows.load(), 10u);
+  for (uint64_t p = 40; p < 50; p++) EXPECT_EQ(e_.state(p), PageState::kAbsent) << p;
+  EXPECT_EQ(e_.core->residency.claimed(), 0);
+  // With pins to spare but no room and nobody evicting, the wait is
+  // bounded (kRoomWaitMs) and nothing is placed over the high watermark.
+  prefetcher_->window().advance(2);
+  EXPECT_EQ(serve(40, 10, 2), 0);
+  EXPECT_LE(e_.core->residency.resident(), 32);
+}
+
 TEST_F(PrefetchTest, AFaultOnAPageInFlightWaitsForThatRead) {
   open();
   e_.put_in_store(5, 9, 0x55);
@@ -144,7 +166,9 @@ TEST_F(PrefetchTest, AFaultOnAPageInFlightWaitsForThatRead) {
   e_.store->before_read = [&] {
     EXPECT_EQ(e_.state(5), PageState::kFetching);
     struct uffd_msg m[2] = {fault_msg(e_.addr(5)), fault_msg(e_.addr(5), UFFD_PAGEFAULT_FLAG_WRITE)};
-    handler.handle_batch(m, 2);
+    // On a thread of its own, as the handler runs: this one holds the
+    // prefetch's locks (checked builds assert who waits under what).
+    std::thread([&] { handler.handle_batch(m, 2); }).join();
     EXPECT_EQ(e_.uffd->count(UffdCall::kCopy), 0u);
     EXPECT_EQ(e_.uffd->count(UffdCall::kWake), 0u) << "woken before the data is there";
   };
