@@ -178,10 +178,11 @@ ConfigResult run(const std::string& name, const Setup& s, bench::MemoryCgroup* c
                  const std::function<int(int, ChildProgress*)>& body) {
   ConfigResult r;
   ChildOutcome c = run_in_child(body, cg, s.timeout_s);
-  if (c.ok || !c.output.empty()) {
-    if (!decode(c.output, &r)) r.failure = "the run's result could not be read";
-  }
-  if (!c.ok && r.failure.empty()) r.failure = c.failure;
+  // A child that ended on its own says why in its answer; one that was
+  // killed may have left half an answer, which is not read.
+  bool said_why = !c.output.empty() && c.output[0] == 'E';
+  if ((c.ok || said_why) && !decode(c.output, &r)) r.failure = "the run's result could not be read";
+  if (!c.ok && !said_why) r.failure = c.failure;
   if (!c.ok) r.train = TrainResult{};
   if (c.timed_out) {
     r.steps_done = c.progress.steps_done;
