@@ -94,9 +94,11 @@ struct Context {
   uint64_t batches = 0, lookups = 0;  // what every run must replay
 };
 
-std::vector<std::string> child_args(Context& c, Config cfg, uint64_t budget, std::string* file) {
+std::vector<std::string> child_args(Context& c, Config cfg, unsigned lookahead, uint64_t budget,
+                                    std::string* file) {
   std::vector<std::string> a{c.o.self, "bench", "replay", "--trace", c.trace_path, "--threads",
                              std::to_string(c.o.threads)};
+  if (lookahead) a.insert(a.end(), {"--lookahead", std::to_string(lookahead)});
   switch (cfg) {
     case Config::kDram: a.insert(a.end(), {"--backing", "malloc"}); break;
     case Config::kMtier:
@@ -132,11 +134,11 @@ std::string last_line(const std::string& s) {
 
 // Runs one configuration in a child process (inside `cg` when given) and
 // collects its result line; kills it after the timeout.
-Run run_child(Context& c, Config cfg, uint64_t budget, bench::MemoryCgroup* cg) {
+Run run_child(Context& c, Config cfg, unsigned lookahead, uint64_t budget, bench::MemoryCgroup* cg) {
   Run run;
   c.seq++;
   std::string file;
-  std::vector<std::string> args = child_args(c, cfg, budget, &file);
+  std::vector<std::string> args = child_args(c, cfg, lookahead, budget, &file);
   int out[2] = {-1, -1}, errp[2] = {-1, -1};
   auto close_all = [&] {
     for (int fd : {out[0], out[1], errp[0], errp[1]})
@@ -232,8 +234,8 @@ Run run_child(Context& c, Config cfg, uint64_t budget, bench::MemoryCgroup* cg) 
   return run;
 }
 
-void summarise(Cell* cell, uint64_t references) {
-  std::vector<double> lps, p99, hit, rd, wr;
+void summarise(Cell* cell, uint64_t references, const DeviceSpeed& device) {
+  std::vector<double> lps, p99, hit, rd, wr, secs, miss, dev, over;
   for (auto& run : cell->runs) {
     if (!run.ok) continue;
     const auto& r = run.result;
@@ -263,12 +265,26 @@ void summarise(Cell* cell, uint64_t references) {
     if (references) hit.push_back(1.0 - static_cast<double>(std::min(misses, references)) / references);
     rd.push_back(static_cast<double>(read));
     wr.push_back(static_cast<double>(written));
+    secs.push_back(r.seconds);
+    if (cell->config == Config::kDram) continue;
+    // Reads below DRAM, whatever caused them (a fault, readahead, a hint):
+    // what the device had to serve, and what MIN's misses bound.
+    miss.push_back(static_cast<double>(read / kPage));
+    double bound = device.bound_seconds(read / kPage, written / kPage);
+    if (bound > 0) {
+      dev.push_back(bound);
+      over.push_back(r.seconds / bound);
+    }
   }
   cell->lookups_per_second = median(lps);
   cell->p99_ms = median(p99);
   cell->hit_ratio = hit.empty() || cell->config == Config::kDram ? -1 : median(hit);
   cell->read_bytes = median(rd);
   cell->written_bytes = median(wr);
+  cell->seconds = median(secs);
+  cell->misses = miss.empty() ? -1 : median(miss);
+  cell->device_seconds = dev.empty() ? -1 : median(dev);
+  cell->over_device = over.empty() ? -1 : median(over);
 }
 
 int prepare_trace(const SuiteOptions& o, Context* c, SuiteResults* r, bench::Trace* t,
@@ -376,6 +392,10 @@ bool parse_config(const std::string& s, Config* out) {
   return false;
 }
 
+std::string Cell::name() const {
+  return std::string(config_name(config)) + (lookahead ? "+lookahead" : "");
+}
+
 bool Cell::complete() const {
   if (runs.empty() || !skipped.empty()) return false;
   for (auto& r : runs)
@@ -421,6 +441,17 @@ int run_suite(const SuiteOptions& o, SuiteResults* r, std::string* err) {
   refs.clear();
   refs.shrink_to_fit();
   trace = bench::Trace{};
+
+  // The device, before anything else uses the disk; without it the
+  // device-bound times (and the goal on them) are not given.
+  if (o.device_bytes) {
+    progress(o, "bench suite: measuring the device: QD32 random 4 KiB writes and reads of a %s file in %s\n",
+             mib(o.device_bytes), o.dir);
+    r->device = measure_device(c.work, o.device_bytes);
+    if (!r->device.ok) r->notes.push_back("device: " + r->device.failure);
+  } else {
+    r->device.failure = "not measured (--device-bytes 0)";
+  }
 
   // The kernel's set-up: a memory cgroup, and a swap file for the swap
   // configuration. Refusals are notes; the other configurations still run.
@@ -469,7 +500,10 @@ int run_suite(const SuiteOptions& o, SuiteResults* r, std::string* err) {
     b.bytes = std::max(kPage, c.table_bytes * b.pct / 100 / kPage * kPage);
     b.oracle = oracle[i];
     for (Config cfg : o.configs)
-      if (cfg != Config::kDram) b.cells.emplace_back(cfg, b.pct);
+      if (cfg != Config::kDram) {
+        b.cells.emplace_back(cfg, b.pct);
+        if (o.lookahead) b.cells.emplace_back(cfg, b.pct, o.lookahead);
+      }
     for (auto& cell : b.cells)
       if (cell.config == Config::kMtierPmem && o.pmem.empty())
         cell.skipped = "no PMem given (--pmem PATH); none on this machine?";
@@ -483,7 +517,7 @@ int run_suite(const SuiteOptions& o, SuiteResults* r, std::string* err) {
   for (unsigned rep = 1; rep <= o.repeats; rep++) {
     std::string tag = "run " + std::to_string(rep) + "/" + std::to_string(o.repeats);
     if (want_dram) {
-      r->dram.runs.push_back(run_child(c, Config::kDram, 0, nullptr));
+      r->dram.runs.push_back(run_child(c, Config::kDram, 0, 0, nullptr));
       progress(o, "bench suite: %s dram: %s\n", tag, run_line(r->dram.runs.back()));
     }
     if (!slack) {
@@ -503,15 +537,16 @@ int run_suite(const SuiteOptions& o, SuiteResults* r, std::string* err) {
           cg = std::make_unique<bench::MemoryCgroup>();
           std::string why;
           bool swap = cell.config == Config::kSwap;
-          if (bench::MemoryCgroup::create(c.cg, std::string(config_name(cell.config)) + "-" + std::to_string(b.pct),
+          std::string cg_tag = std::string(config_name(cell.config)) + (cell.lookahead ? "-lookahead-" : "-");
+          if (bench::MemoryCgroup::create(c.cg, cg_tag + std::to_string(b.pct),
                                           b.cgroup_limit, swap, swap ? 60 : 0, cg.get(), &why) < 0) {
             cell.runs.push_back(Run{false, "cgroup: " + why, {}});
             continue;
           }
         }
-        cell.runs.push_back(run_child(c, cell.config, b.bytes, cg.get()));
+        cell.runs.push_back(run_child(c, cell.config, cell.lookahead, b.bytes, cg.get()));
         progress(o, ("bench suite: " + tag + " %s: %s\n").c_str(),
-                 std::string(config_name(cell.config)) + " at " + std::to_string(b.pct) + "%",
+                 cell.name() + " at " + std::to_string(b.pct) + "%",
                  run_line(cell.runs.back()));
         // A run that timed out is not repeated, nor run at smaller budgets.
         if (!cell.runs.back().ok && cell.runs.back().failure.rfind("timed out", 0) == 0) {
@@ -519,7 +554,7 @@ int run_suite(const SuiteOptions& o, SuiteResults* r, std::string* err) {
           for (auto& later : r->budgets)
             if (later.pct < b.pct)
               for (auto& lc : later.cells)
-                if (lc.config == cell.config && lc.skipped.empty())
+                if (lc.config == cell.config && lc.lookahead == cell.lookahead && lc.skipped.empty())
                   lc.skipped = "timed out at the " + std::to_string(b.pct) + "% budget";
         }
       }
@@ -533,23 +568,28 @@ int run_suite(const SuiteOptions& o, SuiteResults* r, std::string* err) {
   }
 
   // Every run must compute the same losses and leave the same tables.
-  summarise(&r->dram, r->references);
+  summarise(&r->dram, r->references, r->device);
   const Run* ref = nullptr;
   for (auto& run : r->dram.runs)
     if (run.ok) { ref = &run; break; }
   for (auto& b : r->budgets)
     for (auto& cell : b.cells) {
-      summarise(&cell, r->references);
+      summarise(&cell, r->references, r->device);
+      uint64_t hint_errors = 0;
       for (auto& run : cell.runs) {
         if (!run.ok) continue;
+        hint_errors += run.result.hint_errors;
         if (!ref) { ref = &run; continue; }
         if (run.result.checksum != ref->result.checksum ||
             memcmp(&run.result.loss, &ref->result.loss, sizeof(double)) != 0) {
           r->data_identical = false;
-          r->notes.push_back(std::string("DATA MISMATCH: ") + config_name(cell.config) + " at " +
-                             std::to_string(b.pct) + "% computed other losses or tables than the first run");
+          r->notes.push_back("DATA MISMATCH: " + cell.name() + " at " + std::to_string(b.pct) +
+                             "% computed other losses or tables than the first run");
         }
       }
+      if (hint_errors)
+        r->notes.push_back(cell.name() + " at " + std::to_string(b.pct) + "%: " + std::to_string(hint_errors) +
+                           " lookahead hints failed (advisory: those pages were demand-faulted)");
     }
   evaluate_goals(r);
   return 0;

@@ -1,9 +1,13 @@
 // mtier bench suite: one trace replayed against every configuration at
 // every DRAM budget (all in DRAM; mtier with a file store; the kernel page
-// cache with and without MADV_RANDOM; kernel swap), each run in its own
+// cache with and without MADV_RANDOM; kernel swap), with --lookahead K each
+// also hinted ("<config>+lookahead": the replayer names the pages of the
+// next K batches before each batch; see lookahead.h), each run in its own
 // child process, the kernel configurations (and mtier) under a memory
 // cgroup of the budget plus a slack; beside them the offline oracle's MIN
-// and LRU hit ratios. The results feed a text table, JSON and a PNG plot.
+// and LRU hit ratios, and the device's own QD32 IOPS, which turn each run's
+// pages read and written into a device-bound time. The results feed a text
+// table, JSON and a PNG plot.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -13,6 +17,7 @@
 
 #include "oracle.h"
 #include "replayer.h"
+#include "suite_device.h"
 #include "trace.h"
 
 namespace mtier::tools::suite {
@@ -35,6 +40,8 @@ struct SuiteOptions {
                               Config::kPageCacheRandom, Config::kSwap};
   unsigned repeats = 3;
   unsigned threads = 1;
+  unsigned lookahead = 0;        // > 0: every configuration but dram also runs hinted, K batches ahead
+  uint64_t device_bytes = 256ull << 20;  // the device probe's file; 0: no probe (no device-bound times)
   std::string dir = "/var/tmp";  // store, page-cache file and swap file go here
   uint64_t slack = 0;            // cgroup limit = budget + slack; 0: measured (see run_suite)
   std::string mtier_options;     // extra mtier options ("name=value,...")
@@ -53,11 +60,13 @@ struct Run {
   bench::ReplayResult result;
 };
 
-struct Cell {  // one configuration at one budget
+struct Cell {  // one configuration at one budget, hinted or not
   Cell() = default;
-  Cell(Config c, unsigned pct) : config(c), budget_pct(pct) {}
+  Cell(Config c, unsigned pct, unsigned k = 0) : config(c), budget_pct(pct), lookahead(k) {}
   Config config = Config::kDram;
   unsigned budget_pct = 0;
+  unsigned lookahead = 0;  // > 0: replayed with --lookahead K
+  std::string name() const;  // config_name, and "+lookahead" when hinted
   std::vector<Run> runs;
   std::string skipped;  // why it was not run at all
   bool stopped = false; // a run timed out: not run again
@@ -65,6 +74,10 @@ struct Cell {  // one configuration at one budget
   double lookups_per_second = 0, p99_ms = 0;
   double hit_ratio = -1;  // measured (1 - misses / references); -1 unknown
   double read_bytes = 0, written_bytes = 0;
+  double seconds = 0;            // replay time
+  double misses = -1;            // pages read below DRAM (mtier: fetched, prefetches included); -1 unknown
+  double device_seconds = -1;    // device-bound time of its pages read and written; -1 unknown
+  double over_device = -1;       // replay time / device-bound time (median of the runs' ratios)
   bool complete() const;  // every run ok and replayed the whole trace
 };
 
@@ -82,6 +95,7 @@ struct Goal {
   std::string what;
   bool evaluated = false, met = false;
   std::string figure;
+  std::string reason;  // not evaluated: why (a configuration or budget that did not run)
 };
 
 struct SuiteResults {
@@ -89,6 +103,7 @@ struct SuiteResults {
   std::string locality;         // the trace's measured statistics, one line
   uint64_t lookups = 0, references = 0;  // trace lookups; page references (oracle)
   std::string machine, environment;      // where it ran; cgroup, swap, store
+  DeviceSpeed device;                      // measured in --dir before the runs
   Cell dram;                               // the baseline (budget-independent)
   std::vector<BudgetResult> budgets;
   std::vector<Goal> goals;

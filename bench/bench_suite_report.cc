@@ -1,43 +1,16 @@
-// mtier bench suite: the goals, the text table, JSON and the plot.
+// mtier bench suite: the text table, JSON and the plot.
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
+#include <string>
 
 #include "bench_suite.h"
+#include "bench_suite_cells.h"
 #include "plot/line_chart.h"
 #include "util/json.h"
 
 namespace mtier::tools::suite {
 namespace {
-
-const Cell* find(const BudgetResult& b, Config c) {
-  for (auto& cell : b.cells)
-    if (cell.config == c) return &cell;
-  return nullptr;
-}
-
-unsigned ok_runs(const Cell& c) {
-  unsigned n = 0;
-  for (auto& r : c.runs) n += r.ok;
-  return n;
-}
-
-// The fastest kernel configuration, by the median of its runs that replayed
-// the whole trace (one failed run does not hide a fast configuration).
-const Cell* best_kernel(const BudgetResult& b) {
-  const Cell* best = nullptr;
-  for (auto& cell : b.cells)
-    if (is_kernel(cell.config) && ok_runs(cell) > 0 &&
-        (!best || cell.lookups_per_second > best->lookups_per_second))
-      best = &cell;
-  return best;
-}
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 // A JSON string literal (the shared writer's escaping, valid UTF-8).
 std::string json_str(const std::string& s) { return json::quote(s); }
@@ -50,76 +23,18 @@ std::string hex64(uint64_t v) {
 
 std::string json_num(double v) { return std::isfinite(v) ? fmt("%.6g", v) : "null"; }
 
-std::string cell_status(const Cell& c) {
-  if (!c.skipped.empty()) return "not run: " + c.skipped;
-  for (auto& r : c.runs)
-    if (!r.ok) return r.failure;
-  return c.runs.empty() ? "not run" : "ok";
-}
-
 }  // namespace
-
-void evaluate_goals(SuiteResults* r) {
-  r->goals.clear();
-  double dram = r->dram.complete() ? r->dram.lookups_per_second : 0;
-  Goal g25("mtier >= 2x the best kernel configuration at the 25% budget");
-  Goal never("mtier never below the best kernel configuration at any budget");
-  Goal hit("mtier's page hit ratio within 10% (relative) of Belady's MIN at every budget");
-  Goal full("mtier at the 100% budget at most 3% below all-DRAM");
-  bool never_ok = true, hit_ok = true;
-  std::string never_fig, hit_fig;
-  for (auto& b : r->budgets) {
-    const Cell* m = find(b, Config::kMtier);
-    const Cell* k = best_kernel(b);
-    if (!m) continue;
-    if (!m->complete()) {
-      // mtier failed where it ran: every goal that covers this budget is missed.
-      if (m->runs.empty() && !m->skipped.empty()) continue;
-      std::string why = std::to_string(b.pct) + "%: mtier did not complete (" + cell_status(*m) + ")";
-      never.evaluated = hit.evaluated = true;
-      never_ok = hit_ok = false;
-      never_fig += (never_fig.empty() ? "" : ", ") + why;
-      hit_fig += (hit_fig.empty() ? "" : ", ") + why;
-      if (b.pct == 25) g25.evaluated = true, g25.met = false, g25.figure = why;
-      if (b.pct == 100) full.evaluated = true, full.met = false, full.figure = why;
-      continue;
-    }
-    if (k && k->lookups_per_second > 0) {
-      double x = m->lookups_per_second / k->lookups_per_second;
-      never.evaluated = true;
-      never_ok &= x >= 1.0;
-      never_fig += (never_fig.empty() ? "" : ", ") + std::to_string(b.pct) + "%: " + fmt("%.2fx", x);
-      if (b.pct == 25) {
-        g25.evaluated = true;
-        g25.met = x >= 2.0;
-        g25.figure = fmt("%.2fx", x) + " (best kernel: " + config_name(k->config) + ")";
-      }
-    }
-    if (m->hit_ratio >= 0 && b.oracle.min_hit_ratio() > 0) {
-      double rel = (b.oracle.min_hit_ratio() - m->hit_ratio) / b.oracle.min_hit_ratio();
-      hit.evaluated = true;
-      hit_ok &= rel <= 0.10;
-      hit_fig += (hit_fig.empty() ? "" : ", ") + std::to_string(b.pct) + "%: " +
-                 fmt("%.3f", m->hit_ratio) + " vs " + fmt("%.3f", b.oracle.min_hit_ratio());
-    }
-    if (b.pct == 100 && dram > 0) {
-      double x = m->lookups_per_second / dram;
-      full.evaluated = true;
-      full.met = x >= 0.97;
-      full.figure = fmt("%.3f of all-DRAM", x);
-    }
-  }
-  never.met = never_ok;
-  never.figure = never_fig;
-  hit.met = hit_ok;
-  hit.figure = hit_fig;
-  r->goals = {g25, never, hit, full};
-}
 
 void print_text(FILE* out, const SuiteOptions& o, const SuiteResults& r) {
   fprintf(out, "mtier bench suite: %s\n", o.trace_file.empty() ? ("preset " + o.preset).c_str()
                                                                : ("trace " + o.trace_file).c_str());
   fprintf(out, "  workload: %s\n", r.spec.describe().c_str());
+  if (r.device.ok)
+    fprintf(out, "  device:   %.0f read IOPS, %.0f write IOPS (random 4 KiB, 32 in flight, %.0f MiB file in %s, %s; %.1f s)\n",
+            r.device.read_iops, r.device.write_iops, r.device.bytes / 1048576.0, o.dir.c_str(), r.device.mode.c_str(),
+            r.device.seconds);
+  else
+    fprintf(out, "  device:   %s\n", r.device.failure.c_str());
   fprintf(out, "  trace:    %s\n", r.locality.c_str());
   fprintf(out, "            %" PRIu64 " lookups; %" PRIu64 " page references (forward + backward), the oracle's input\n",
           r.lookups, r.references);
@@ -129,42 +44,62 @@ void print_text(FILE* out, const SuiteOptions& o, const SuiteResults& r) {
           o.repeats, o.threads, o.threads == 1 ? "" : "s");
   fprintf(out, "configurations:\n");
   for (Config c : o.configs) fprintf(out, "  %-17s %s\n", config_name(c), config_what(c).c_str());
+  if (o.lookahead)
+    fprintf(out, "  <config>+lookahead  the same, hinted: before batch i the pages of %s are named\n"
+                 "                      (mtier: mtier_prefetch_rows, pinned until passed; kernel: madvise(MADV_WILLNEED))\n",
+            o.lookahead == 1 ? "batch i+1" : ("batches i+1..i+" + std::to_string(o.lookahead)).c_str());
+  fprintf(out, "columns: hit ratio = 1 - faults that read (a hinted page read ahead is no fault) / references;\n"
+               "         misses = pages read below DRAM (by a fault, readahead or a hint); dev s = those pages read\n"
+               "         and written at the device's IOPS (the device-bound time); / dev = replay time / dev s\n");
   double dram = r.dram.complete() ? r.dram.lookups_per_second : 0;
   if (r.dram.complete())
     fprintf(out, "\nall in DRAM: %.0f lookups/s, p99 batch %.2f ms (%u runs)\n", dram, r.dram.p99_ms, ok_runs(r.dram));
   else
     fprintf(out, "\nall in DRAM: %s (ratios to it are not given)\n", cell_status(r.dram).c_str());
   for (auto& b : r.budgets) {
-    fprintf(out, "\nbudget %u%% (%.1f MiB; cgroup limit %.1f MiB); oracle: MIN hit ratio %.4f, LRU %.4f (%" PRIu64
-            " pages)\n",
+    fprintf(out, "\nbudget %u%% (%.1f MiB; cgroup limit %.1f MiB); oracle: MIN hit ratio %.4f (%" PRIu64
+            " misses), LRU %.4f (%" PRIu64 " pages)\n",
             b.pct, b.bytes / 1048576.0, b.cgroup_limit / 1048576.0, b.oracle.min_hit_ratio(),
-            b.oracle.lru_hit_ratio(), b.oracle.capacity_pages);
-    fprintf(out, "  %-17s %12s %9s %9s %8s %10s %10s %8s %5s\n", "config", "lookups/s", "x DRAM",
-            "hit ratio", "/ MIN", "read MiB", "write MiB", "p99 ms", "runs");
+            b.oracle.references - b.oracle.min_hits, b.oracle.lru_hit_ratio(), b.oracle.capacity_pages);
+    fprintf(out, "  %-26s %10s %7s %9s %6s %8s %9s %9s %8s %7s %6s %8s %5s\n", "config", "lookups/s", "x DRAM",
+            "hit ratio", "/ MIN", "misses", "read MiB", "write MiB", "replay s", "dev s", "/ dev", "p99 ms", "runs");
     for (auto& cell : b.cells) {
       std::string status = cell_status(cell);
       if (ok_runs(cell) == 0) {
-        fprintf(out, "  %-17s %s\n", config_name(cell.config), status.c_str());
+        fprintf(out, "  %-26s %s\n", cell.name().c_str(), status.c_str());
         continue;
       }
       std::string hr = cell.hit_ratio >= 0 ? fmt("%.4f", cell.hit_ratio) : "-";
       std::string vs = cell.hit_ratio >= 0 && b.oracle.min_hit_ratio() > 0
                            ? fmt("%.3f", cell.hit_ratio / b.oracle.min_hit_ratio()) : "-";
-      fprintf(out, "  %-17s %12.0f %9s %9s %8s %10.1f %10.1f %8.2f %2u/%-2zu%s\n", config_name(cell.config),
+      std::string miss = cell.misses >= 0 ? fmt("%.0f", cell.misses) : "-";
+      std::string dev = cell.device_seconds >= 0 ? fmt("%.2f", cell.device_seconds) : "-";
+      std::string over = cell.over_device >= 0 ? fmt("%.2f", cell.over_device) : "-";
+      fprintf(out, "  %-26s %10.0f %7s %9s %6s %8s %9.1f %9.1f %8.2f %7s %6s %8.2f %2u/%-2zu%s\n", cell.name().c_str(),
               cell.lookups_per_second, dram > 0 ? fmt("%.4f", cell.lookups_per_second / dram).c_str() : "-",
-              hr.c_str(), vs.c_str(), cell.read_bytes / 1048576.0, cell.written_bytes / 1048576.0, cell.p99_ms,
-              ok_runs(cell), cell.runs.size(), status == "ok" ? "" : ("  " + status).c_str());
+              hr.c_str(), vs.c_str(), miss.c_str(), cell.read_bytes / 1048576.0, cell.written_bytes / 1048576.0,
+              cell.seconds, dev.c_str(), over.c_str(), cell.p99_ms, ok_runs(cell), cell.runs.size(),
+              status == "ok" ? "" : ("  " + status).c_str());
     }
     const Cell* m = find(b, Config::kMtier);
     const Cell* k = best_kernel(b);
     if (m && m->complete() && k && k->lookups_per_second > 0)
-      fprintf(out, "  mtier / best kernel configuration (%s): %.2fx\n", config_name(k->config),
+      fprintf(out, "  mtier / best kernel configuration (%s): %.2fx\n", k->name().c_str(),
               m->lookups_per_second / k->lookups_per_second);
+    const Cell* ml = find(b, Config::kMtier, true);
+    const Cell* kl = best_kernel(b, true);
+    if (ml && ml->complete() && k && k->lookups_per_second > 0)
+      fprintf(out, "  mtier+lookahead / best unhinted kernel configuration (%s): %.2fx\n", k->name().c_str(),
+              ml->lookups_per_second / k->lookups_per_second);
+    if (ml && ml->complete() && kl && kl->lookups_per_second > 0)
+      fprintf(out, "  mtier+lookahead / best hinted kernel configuration (%s): %.2fx\n", kl->name().c_str(),
+              ml->lookups_per_second / kl->lookups_per_second);
   }
   fprintf(out, "\ngoals:\n");
   for (auto& g : r.goals)
     fprintf(out, "  %-5s %s: %s\n", !g.evaluated ? "-" : g.met ? "PASS" : "MISS", g.what.c_str(),
-            g.evaluated ? g.figure.c_str() : "not measured (a configuration or budget missing)");
+            g.evaluated ? g.figure.c_str()
+                        : ("not measured: " + (g.reason.empty() ? "a configuration or budget missing" : g.reason)).c_str());
   fprintf(out, "data: %s\n", r.data_identical ? "every run computed the same losses and left the same tables (checksums equal)"
                                               : "MISMATCH: see the notes");
   for (auto& n : r.notes) fprintf(out, "note: %s\n", n.c_str());
@@ -172,7 +107,8 @@ void print_text(FILE* out, const SuiteOptions& o, const SuiteResults& r) {
 
 void print_json(FILE* out, const SuiteOptions& o, const SuiteResults& r) {
   auto cell_json = [&](const Cell& c) {
-    std::string s = "{\"config\":" + json_str(config_name(c.config)) + ",\"status\":" + json_str(cell_status(c)) +
+    std::string s = "{\"config\":" + json_str(c.name()) + ",\"base_config\":" + json_str(config_name(c.config)) +
+                     ",\"lookahead\":" + std::to_string(c.lookahead) + ",\"status\":" + json_str(cell_status(c)) +
                      ",\"complete\":" + (c.complete() ? "true" : "false") +
                      ",\"lookups_per_second\":" + json_num(c.lookups_per_second) +
                      ",\"ratio_to_dram\":" +
@@ -180,7 +116,10 @@ void print_json(FILE* out, const SuiteOptions& o, const SuiteResults& r) {
                           ? json_num(c.lookups_per_second / r.dram.lookups_per_second) : "null") +
                      ",\"hit_ratio\":" + (c.hit_ratio >= 0 ? json_num(c.hit_ratio) : "null") +
                      ",\"read_bytes\":" + json_num(c.read_bytes) + ",\"written_bytes\":" + json_num(c.written_bytes) +
-                     ",\"p99_batch_ms\":" + json_num(c.p99_ms) + ",\"runs\":[";
+                     ",\"p99_batch_ms\":" + json_num(c.p99_ms) + ",\"seconds\":" + json_num(c.seconds) +
+                     ",\"misses\":" + (c.misses >= 0 ? json_num(c.misses) : "null") +
+                     ",\"device_bound_seconds\":" + (c.device_seconds >= 0 ? json_num(c.device_seconds) : "null") +
+                     ",\"over_device_bound\":" + (c.over_device >= 0 ? json_num(c.over_device) : "null") + ",\"runs\":[";
     for (size_t i = 0; i < c.runs.size(); i++) {
       auto& run = c.runs[i];
       s += (i ? "," : "") + std::string("{\"ok\":") + (run.ok ? "true" : "false");
@@ -188,7 +127,15 @@ void print_json(FILE* out, const SuiteOptions& o, const SuiteResults& r) {
         s += ",\"lookups\":" + std::to_string(run.result.lookups) + ",\"batches\":" + std::to_string(run.result.batches) +
              ",\"seconds\":" + json_num(run.result.seconds) + ",\"lookups_per_second\":" +
              json_num(run.result.lookups_per_second()) + ",\"major_faults\":" + std::to_string(run.result.major_faults) +
-             ",\"mtier_misses\":" + std::to_string(run.result.mtier_misses) + ",\"checksum\":\"" + hex64(run.result.checksum) + "\"";
+             ",\"mtier_misses\":" + std::to_string(run.result.mtier_misses) +
+             ",\"mtier_fetched_pages\":" + std::to_string(run.result.mtier_fetched_pages) +
+             ",\"mtier_prefetch_reads\":" + std::to_string(run.result.mtier_prefetch_reads) +
+             ",\"mtier_window_overflows\":" + std::to_string(run.result.mtier_window_overflows) +
+             ",\"hint_calls\":" + std::to_string(run.result.hint_calls) +
+             ",\"hint_pages\":" + std::to_string(run.result.hint_pages) +
+             ",\"hint_errors\":" + std::to_string(run.result.hint_errors) +
+             ",\"loss\":" + json_str(fmt("%a", run.result.loss)) +
+             ",\"checksum\":\"" + hex64(run.result.checksum) + "\"";
       else
         s += ",\"failure\":" + json_str(run.failure);
       s += "}";
@@ -200,25 +147,38 @@ void print_json(FILE* out, const SuiteOptions& o, const SuiteResults& r) {
           json_str(o.trace_file.empty() ? o.preset : "").c_str(), json_str(r.spec.describe()).c_str(),
           json_str(r.locality).c_str(), r.lookups, r.spec.batches, r.references, r.spec.table_bytes(), json_str(r.machine).c_str(),
           json_str(r.environment).c_str(), o.repeats, o.threads);
+  fprintf(out, "\"lookahead\":%u,\"device\":{\"ok\":%s,\"bytes\":%" PRIu64 ",\"mode\":%s,\"read_iops\":%s,"
+          "\"write_iops\":%s,\"seconds\":%s,\"failure\":%s},",
+          o.lookahead, r.device.ok ? "true" : "false", r.device.bytes, json_str(r.device.mode).c_str(),
+          json_num(r.device.read_iops).c_str(), json_num(r.device.write_iops).c_str(),
+          json_num(r.device.seconds).c_str(), json_str(r.device.failure).c_str());
   fprintf(out, "\"dram\":%s,\"budgets\":[", cell_json(r.dram).c_str());
   for (size_t i = 0; i < r.budgets.size(); i++) {
     auto& b = r.budgets[i];
     fprintf(out, "%s{\"percent\":%u,\"bytes\":%" PRIu64 ",\"cgroup_limit\":%" PRIu64
-            ",\"oracle\":{\"capacity_pages\":%" PRIu64 ",\"min_hit_ratio\":%s,\"lru_hit_ratio\":%s},\"configs\":[",
-            i ? "," : "", b.pct, b.bytes, b.cgroup_limit, b.oracle.capacity_pages,
+            ",\"oracle\":{\"capacity_pages\":%" PRIu64 ",\"min_misses\":%" PRIu64
+            ",\"min_hit_ratio\":%s,\"lru_hit_ratio\":%s},\"configs\":[",
+            i ? "," : "", b.pct, b.bytes, b.cgroup_limit, b.oracle.capacity_pages, b.oracle.references - b.oracle.min_hits,
             json_num(b.oracle.min_hit_ratio()).c_str(), json_num(b.oracle.lru_hit_ratio()).c_str());
     for (size_t j = 0; j < b.cells.size(); j++) fprintf(out, "%s%s", j ? "," : "", cell_json(b.cells[j]).c_str());
     const Cell* m = find(b, Config::kMtier);
     const Cell* k = best_kernel(b);
-    fprintf(out, "],\"mtier_over_best_kernel\":%s}",
-            m && m->complete() && k && k->lookups_per_second > 0
-                ? json_num(m->lookups_per_second / k->lookups_per_second).c_str() : "null");
+    const Cell* ml = find(b, Config::kMtier, true);
+    const Cell* kl = best_kernel(b, true);
+    auto ratio = [](const Cell* a, const Cell* z) {
+      return a && a->complete() && z && z->lookups_per_second > 0 ? json_num(a->lookups_per_second / z->lookups_per_second)
+                                                                   : std::string("null");
+    };
+    fprintf(out, "],\"mtier_over_best_kernel\":%s,\"mtier_lookahead_over_best_kernel\":%s,"
+            "\"mtier_lookahead_over_best_hinted_kernel\":%s}",
+            ratio(m, k).c_str(), ratio(ml, k).c_str(), ratio(ml, kl).c_str());
   }
   fprintf(out, "],\"goals\":[");
   for (size_t i = 0; i < r.goals.size(); i++)
-    fprintf(out, "%s{\"goal\":%s,\"evaluated\":%s,\"met\":%s,\"figure\":%s}", i ? "," : "",
+    fprintf(out, "%s{\"goal\":%s,\"evaluated\":%s,\"met\":%s,\"figure\":%s,\"reason\":%s}", i ? "," : "",
             json_str(r.goals[i].what).c_str(), r.goals[i].evaluated ? "true" : "false",
-            r.goals[i].met ? "true" : "false", json_str(r.goals[i].figure).c_str());
+            r.goals[i].met ? "true" : "false", json_str(r.goals[i].figure).c_str(),
+            json_str(r.goals[i].reason).c_str());
   fprintf(out, "],\"data_identical\":%s,\"notes\":[", r.data_identical ? "true" : "false");
   for (size_t i = 0; i < r.notes.size(); i++) fprintf(out, "%s%s", i ? "," : "", json_str(r.notes[i]).c_str());
   fprintf(out, "]}\n");
@@ -242,9 +202,9 @@ int write_plot(const SuiteResults& r, const std::string& path, std::string* err)
   }
   if (!r.budgets.empty())
     for (auto& first : r.budgets.front().cells) {
-      plot::Series s{config_name(first.config), {}};
+      plot::Series s{first.name(), {}};
       for (auto& b : r.budgets) {
-        const Cell* c = find(b, first.config);
+        const Cell* c = find(b, first.config, first.lookahead > 0);
         if (c && c->lookups_per_second > 0) s.points.push_back({double(b.pct), c->lookups_per_second});
       }
       if (!s.points.empty()) chart.series.push_back(s);

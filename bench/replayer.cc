@@ -19,6 +19,7 @@
 #include <sstream>
 #include <thread>
 
+#include "lookahead.h"
 #include "mtier.h"
 #include "oracle.h"
 #include "quantile.h"
@@ -125,6 +126,7 @@ uint64_t checksum(const Trace& t, const Tables& tb) {
 struct Counters {
   uint64_t majflt = 0, read_bytes = 0, write_bytes = 0, pswpin = 0, pswpout = 0;
   uint64_t misses = 0, fetched = 0, written = 0;
+  uint64_t prefetch_reads = 0, prefetch_hits = 0, window_overflows = 0;
 };
 
 uint64_t keyed_value(const char* path, const char* key) {
@@ -151,6 +153,12 @@ Counters counters(const Tables& tb) {
     c.misses += st.missing_faults;
     c.fetched += st.fetches + st.prefetches;
     c.written += st.writebacks;
+  }
+  struct mtier_stats ms {};
+  if (!tb.mtier_ids.empty() && mtier_stats(&ms) == 0) {
+    c.prefetch_reads = ms.prefetch_reads;
+    c.prefetch_hits = ms.prefetch_hits;
+    c.window_overflows = ms.window_overflows;
   }
   return c;
 }
@@ -216,6 +224,7 @@ class BatchRunner {
 void run_batches(const Trace& t, const Tables& tb, const ReplayOptions& o, ReplayResult* r) {
   unsigned threads = std::max(1u, o.threads);
   BatchRunner runner(t, tb, o.lr, threads);
+  Lookahead ahead(t, tb.base, o.backing, o.lookahead, o.lookahead_async);
   std::vector<double> batch_ms;
   batch_ms.reserve(t.batches.size());
   std::barrier sync(threads);
@@ -223,7 +232,10 @@ void run_batches(const Trace& t, const Tables& tb, const ReplayOptions& o, Repla
   Clock::time_point batch_start;
   auto worker = [&](unsigned w) {
     for (size_t i = 0; i < t.batches.size(); i++) {
-      if (w == 0) batch_start = Clock::now();
+      if (w == 0) {
+        batch_start = Clock::now();
+        ahead.before_batch(i);
+      }
       sync.arrive_and_wait();
       runner.forward(t.batches[i], w);
       sync.arrive_and_wait();
@@ -242,6 +254,9 @@ void run_batches(const Trace& t, const Tables& tb, const ReplayOptions& o, Repla
   worker(0);
   for (auto& th : pool) th.join();
   r->batches = current;
+  r->hint_calls = ahead.calls();
+  r->hint_pages = ahead.pages();
+  r->hint_errors = ahead.errors();
   if (batch_ms.empty()) return;
   r->p50_ms = quantile(batch_ms, 0.50);
   r->p90_ms = quantile(batch_ms, 0.90);
@@ -270,6 +285,18 @@ bool parse_backing(const std::string& s, Backing* out) {
   return false;
 }
 
+const char* const kLookaheadWant = "want a whole number of batches, 0 (off) to 64";
+
+bool parse_lookahead(const char* s, unsigned* out) {
+  if (!s || *s < '0' || *s > '9') return false;  // strtoul would take "-1" and " 1"
+  char* end = nullptr;
+  errno = 0;
+  unsigned long v = strtoul(s, &end, 10);
+  if (errno || *end || v > kMaxLookahead) return false;
+  *out = static_cast<unsigned>(v);
+  return true;
+}
+
 int replay(const Trace& t, const ReplayOptions& o, ReplayResult* r, std::string* err) {
   *r = ReplayResult{};
   auto t0 = Clock::now();
@@ -290,6 +317,9 @@ int replay(const Trace& t, const ReplayOptions& o, ReplayResult* r, std::string*
   r->mtier_misses = after.misses - before.misses;
   r->mtier_fetched_pages = after.fetched - before.fetched;
   r->mtier_written_pages = after.written - before.written;
+  r->mtier_prefetch_reads = after.prefetch_reads - before.prefetch_reads;
+  r->mtier_prefetch_hits = after.prefetch_hits - before.prefetch_hits;
+  r->mtier_window_overflows = after.window_overflows - before.window_overflows;
   r->checksum = checksum(t, tb);
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
@@ -327,6 +357,12 @@ constexpr Field kFields[] = {
     {"mtier_fetched_pages", &ReplayResult::mtier_fetched_pages, nullptr},
     {"mtier_written_pages", &ReplayResult::mtier_written_pages, nullptr},
     {"peak_rss_bytes", &ReplayResult::peak_rss_bytes, nullptr},
+    {"hint_calls", &ReplayResult::hint_calls, nullptr},
+    {"hint_pages", &ReplayResult::hint_pages, nullptr},
+    {"hint_errors", &ReplayResult::hint_errors, nullptr},
+    {"mtier_prefetch_reads", &ReplayResult::mtier_prefetch_reads, nullptr},
+    {"mtier_prefetch_hits", &ReplayResult::mtier_prefetch_hits, nullptr},
+    {"mtier_window_overflows", &ReplayResult::mtier_window_overflows, nullptr},
 };
 
 }  // namespace

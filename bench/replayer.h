@@ -36,6 +36,11 @@ struct ReplayOptions {
   std::string file_path;      // kFile: the backing file (created, removed after)
   bool madv_random = false;   // kFile, kAnon: MADV_RANDOM on the tables
   std::string mtier_options;  // kMtier: passed to mtier_init ("name=value,...")
+  // Before batch i, hint the pages of batches i+1..i+lookahead (0: off;
+  // ignored by kMalloc); see lookahead.h. The hints are timed with the
+  // replay. lookahead_async: mtier's asynchronous form.
+  unsigned lookahead = 0;
+  bool lookahead_async = false;
 };
 
 struct ReplayResult {
@@ -53,7 +58,18 @@ struct ReplayResult {
   uint64_t mtier_misses = 0;    // mtier: MISSING faults (pages not in memory)
   uint64_t mtier_fetched_pages = 0, mtier_written_pages = 0;  // store reads (incl. prefetch), write-backs
   uint64_t peak_rss_bytes = 0;  // getrusage ru_maxrss of the whole run
+  // Lookahead (0 when off):
+  uint64_t hint_calls = 0, hint_pages = 0, hint_errors = 0;  // see Lookahead
+  uint64_t mtier_prefetch_reads = 0, mtier_prefetch_hits = 0;  // mtier_stats deltas
+  uint64_t mtier_window_overflows = 0;
 };
+
+// --lookahead's value: a whole number of batches, 0 (off) to kMaxLookahead
+// (a wider window pins more than a budget holds). False for anything else
+// ("-1", "abc", "", "2x"); kLookaheadWant says what is wanted.
+inline constexpr unsigned kMaxLookahead = 64;
+extern const char* const kLookaheadWant;
+bool parse_lookahead(const char* s, unsigned* out);
 
 // Replays `t`. Returns 0 or -errno with a reason in *err (a table that could
 // not be allocated, mtier not starting, the backing file not created).

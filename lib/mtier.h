@@ -136,8 +136,9 @@ MTIER_API int mtier_stats(struct mtier_stats *st);
  * Batches are numbered by the caller, increasing (a step counter works).
  * The window is every batch from the current one (the last advance) to the
  * newest named; its pages must fit in the DRAM budget's pin limit (3/4 of
- * the budget): pages beyond it are neither pinned nor read (they are
- * demand-faulted as usual), which is said once in the log and counted in
+ * the budget): pages beyond it are not pinned - still read ahead while DRAM
+ * has room, but evictable before their batch (then demand-faulted) - which
+ * is said once in the log and counted in
  * mtier_stats.window_overflows.
  *
  * Any address works: memory outside managed tables is ignored (no-op), a

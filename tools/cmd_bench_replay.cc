@@ -31,6 +31,11 @@ void usage(FILE* out) {
           "  --madv-random      madvise(MADV_RANDOM) on file or anon tables\n"
           "  --mtier OPTIONS    for --backing mtier: options for mtier_init, \"name=value,...\"\n"
           "                     (see mtier.conf(5)); MTIER_* variables apply as well\n"
+          "  --lookahead K      before batch i, hint the pages of batches i+1..i+K (0: off,\n"
+          "                     default; at most 64): mtier_prefetch_rows for mtier,\n"
+          "                     madvise(MADV_WILLNEED) for file and anon, nothing for malloc\n"
+          "  --lookahead-async  mtier: the asynchronous form (each batch waits for its own\n"
+          "                     hints just before it runs) instead of the synchronous one\n"
           "  -h, --help         this text\n\n"
           "Exit status: 0, 1 when the trace cannot be read or the tables cannot be set up\n"
           "(the reason is printed), 2 for a usage error.\n");
@@ -43,6 +48,7 @@ int bench_replay(int argc, char** argv) {
       {"trace", required_argument, nullptr, 't'},  {"backing", required_argument, nullptr, 'b'},
       {"threads", required_argument, nullptr, 'j'}, {"file", required_argument, nullptr, 'f'},
       {"madv-random", no_argument, nullptr, 'r'},   {"mtier", required_argument, nullptr, 'm'},
+      {"lookahead", required_argument, nullptr, 'k'}, {"lookahead-async", no_argument, nullptr, 'a'},
       {"help", no_argument, nullptr, 'h'},          {nullptr, 0, nullptr, 0}};
   std::string trace_path;
   bench::ReplayOptions o;
@@ -71,6 +77,13 @@ int bench_replay(int argc, char** argv) {
       case 'f': o.file_path = optarg; break;
       case 'r': o.madv_random = true; break;
       case 'm': o.mtier_options = optarg; break;
+      case 'k':
+        if (!bench::parse_lookahead(optarg, &o.lookahead)) {
+          fprintf(stderr, "mtier bench replay: --lookahead '%s': %s\n", optarg, bench::kLookaheadWant);
+          return 2;
+        }
+        break;
+      case 'a': o.lookahead_async = true; break;
       case 'h': usage(stdout); return 0;
       default: usage(stderr); return 2;
     }

@@ -27,13 +27,20 @@ void usage(FILE* out) {
           "  pagecache         tables in a file mapped MAP_SHARED (the kernel page cache)\n"
           "  pagecache-random  the same with MADV_RANDOM\n"
           "  swap              anonymous tables, kernel swap to a swap file\n"
+          "With --lookahead K every configuration but dram also runs hinted, as\n"
+          "<config>+lookahead: before batch i the replayer names the pages of batches\n"
+          "i+1..i+K (mtier: mtier_prefetch_rows, pinned until passed; the kernel's:\n"
+          "madvise(MADV_WILLNEED)), inside the timed replay.\n"
           "The kernel configurations and mtier run in a memory cgroup (v1 or v2) limited\n"
           "to B plus a slack; the suite makes and removes the cgroups and the swap file\n"
           "itself (root; without root, a memory cgroup or swapon it refuses to start:\n"
           "pass --configs dram,mtier). Beside them: the oracle's hit ratios (Belady's MIN and\n"
-          "LRU with B bytes of pages). Prints a table per budget with lookups/s, the\n"
-          "ratio to all-DRAM, mtier over the best kernel configuration, hit ratios and\n"
-          "the bytes read and written below DRAM, then the goals with PASS/MISS.\n\n"
+          "LRU with B bytes of pages), and the device's QD32 random 4 KiB read and write\n"
+          "IOPS, measured first in DIR. Prints a table per budget with lookups/s, the\n"
+          "ratio to all-DRAM, mtier over the best kernel configuration, hit ratios, the\n"
+          "misses (pages read below DRAM) and bytes read and written, the device-bound\n"
+          "time (those pages at the device's IOPS) and the replay time over it, then\n"
+          "the goals with PASS/MISS (or not measured, and why).\n\n"
           "  --preset NAME       workload preset (default meta2022; mtier bench trace --list)\n"
           "  --table-bytes SIZE  scale the preset's tables to about SIZE in all (e.g. 1G)\n"
           "  --batches N         batches in the trace (default: the preset's)\n"
@@ -45,6 +52,10 @@ void usage(FILE* out) {
           "                      directory on a DAX filesystem; adds mtier-pmem to the default set\n"
           "  --repeats N         runs per configuration, interleaved (default 3)\n"
           "  --threads N         replayer threads (default 1)\n"
+          "  --lookahead K       also run every configuration but dram hinted, K batches\n"
+          "                      ahead (0 = off, default; at most 64)\n"
+          "  --device-bytes SIZE the device probe's file (default 256M; 0: no probe, no\n"
+          "                      device-bound times)\n"
           "  --dir DIR           where the store, page-cache file, swap file and trace go\n"
           "                      (default /var/tmp; all on the same disk)\n"
           "  --slack SIZE        cgroup limit = budget + SIZE (default: what the first all-DRAM\n"
@@ -86,7 +97,7 @@ std::string self_exe(const char* argv0) {
 
 int bench_suite(int argc, char** argv) {
   enum { kPreset = 256, kTableBytes, kBatches, kSeed, kTrace, kBudgets, kConfigs, kRepeats, kThreads,
-         kDir, kSlack, kTimeout, kJson, kPlot, kPmem };
+         kDir, kSlack, kTimeout, kJson, kPlot, kPmem, kLookahead, kDeviceBytes };
   static const option longopts[] = {
       {"preset", required_argument, nullptr, kPreset}, {"table-bytes", required_argument, nullptr, kTableBytes},
       {"batches", required_argument, nullptr, kBatches}, {"seed", required_argument, nullptr, kSeed},
@@ -96,6 +107,7 @@ int bench_suite(int argc, char** argv) {
       {"slack", required_argument, nullptr, kSlack}, {"timeout", required_argument, nullptr, kTimeout},
       {"json", no_argument, nullptr, kJson}, {"plot", required_argument, nullptr, kPlot},
       {"pmem", required_argument, nullptr, kPmem},
+      {"lookahead", required_argument, nullptr, kLookahead}, {"device-bytes", required_argument, nullptr, kDeviceBytes},
       {"quiet", no_argument, nullptr, 'q'}, {"help", no_argument, nullptr, 'h'}, {nullptr, 0, nullptr, 0}};
   suite::SuiteOptions o;
   bool preset_set = false, configs_set = false;
@@ -149,6 +161,13 @@ int bench_suite(int argc, char** argv) {
         break;
       case kThreads:
         if (!parse_unsigned(optarg, 1, 256, &o.threads)) return bad("--threads", optarg, "want 1 to 256");
+        break;
+      case kLookahead:
+        if (!bench::parse_lookahead(optarg, &o.lookahead)) return bad("--lookahead", optarg, bench::kLookaheadWant);
+        break;
+      case kDeviceBytes:
+        if (parse_size(optarg, &o.device_bytes) < 0 || (o.device_bytes && o.device_bytes < (1u << 20)))
+          return bad("--device-bytes", optarg, "want 0 (no probe) or a size of at least 1M (K, M, G suffixes)");
         break;
       case kDir: o.dir = optarg; break;
       case kSlack:

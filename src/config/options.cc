@@ -30,6 +30,9 @@ struct Def {
 };
 
 constexpr uint64_t kPiB = 1ull << 50;
+// 512 TiB: 2^37 slots of 4 KiB, the most a page word names
+// (PageWord::kMaxSlots in page/page_state.h, which asserts it).
+constexpr uint64_t kMaxStoreBytes = 1ull << 49;
 constexpr uint64_t kMaxRegion = 1ull << 47;  // x86-64 user address space (4-level paging)
 constexpr uint64_t kIntMin(int64_t v) { return static_cast<uint64_t>(v); }
 
@@ -60,13 +63,13 @@ constexpr Def kDefs[] = {
     {{"store_path", T::kString, "\"\"", 0, 0, false,
       "file store: a file, or a directory to create it in; \"\" = /var/tmp"},
      &Options::store_path},
-    {{"store_bytes", T::kSize, "0", 0, kPiB, false,
+    {{"store_bytes", T::kSize, "0", 0, kMaxStoreBytes, false,
       "file store capacity; 0 = twice physical memory"},
      &Options::store_bytes},
     {{"pmem_path", T::kString, "\"\"", 0, 0, false,
       "PMem store: a DAX device or a file on a DAX filesystem; \"\" = none"},
      &Options::pmem_path},
-    {{"pmem_bytes", T::kSize, "0", 0, kPiB, false, "PMem store capacity; 0 = device size"},
+    {{"pmem_bytes", T::kSize, "0", 0, kMaxStoreBytes, false, "PMem store capacity; 0 = device size"},
      &Options::pmem_bytes},
     {{"queue_depth", T::kUnsigned, "64", 1, 32768, false,
       "io_uring queue depth for batched eviction and prefetch"},

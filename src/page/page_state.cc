@@ -62,7 +62,7 @@ uint64_t transition(PageWordAtomic& word, PageEvent e, int table_id, uint64_t pa
     uint64_t w = with_state(old, next);
     // A discarded page is forgotten: no slot (its owner freed it), no heat.
     if (e == PageEvent::kDiscard) w = with_state(0, next);
-    if (next == static_cast<int>(PageState::kAbsent)) w &= ~PageWord::kSlowTier;
+    if (next == static_cast<int>(PageState::kAbsent)) w &= ~(PageWord::kSlowTier | PageWord::kWaiter);
     if (word.compare_exchange_weak(old, w, std::memory_order_acq_rel)) return w;
   }
 }

@@ -58,7 +58,9 @@ int next_page_state(PageState s, PageEvent e);
 //   bits 0-2 state | bit 3 referenced | bit 4 has slot | bits 5-7 store index
 //   bits 8-15 heat (saturating) | bit 16 on the slow memory tier
 //   bit 17 pinned | bits 18-25 the pinning batch (modulo 256)
-//   bits 26-63 slot number (2^38 slots: 1 PiB of store per table)
+//   bit 26 a thread waits on the FETCHING page (the fault handler saw its
+//   fault): the placement must wake it
+//   bits 27-63 slot number (2^37 slots: 512 TiB of store per store)
 struct PageWord {
   static constexpr uint64_t kStateMask = 0x7;
   static constexpr uint64_t kReferenced = 1u << 3;
@@ -71,7 +73,12 @@ struct PageWord {
   static constexpr uint64_t kPinned = 1ull << 17;
   static constexpr int kPinBatchShift = 18;
   static constexpr uint64_t kPinBatchMask = 0xffull << kPinBatchShift;
-  static constexpr int kSlotShift = 26;
+  static constexpr uint64_t kWaiter = 1ull << 26;
+  static constexpr int kSlotShift = 27;
+  // Slots a store may have (512 TiB of 4 KiB pages): store_bytes and
+  // pmem_bytes are bounded by it.
+  static constexpr uint64_t kMaxSlots = 1ull << (64 - kSlotShift);
+  static_assert(kMaxSlots * 4096 == 1ull << 49, "store_bytes' bound (config/options.cc)");
   static constexpr unsigned kMaxStores = 8;
 
   static PageState state(uint64_t w) { return static_cast<PageState>(w & kStateMask); }
@@ -82,6 +89,7 @@ struct PageWord {
   static unsigned heat(uint64_t w) { return (w & kHeatMask) >> kHeatShift; }
   static bool slow(uint64_t w) { return w & kSlowTier; }
   static bool pinned(uint64_t w) { return w & kPinned; }
+  static bool waiter(uint64_t w) { return w & kWaiter; }
   static uint8_t pin_batch(uint64_t w) { return (w & kPinBatchMask) >> kPinBatchShift; }
   static bool resident(uint64_t w) {
     PageState s = state(w);

@@ -147,10 +147,9 @@ long Prefetcher::serve(const std::vector<PrefetchKey>& pages, uint64_t batch) {
     {
       std::lock_guard lk(core_.lock_of(t, k.page));
       PageWordAtomic& word = core_.word(t, k.page);
-      if (!window_.pin(t, k.page, batch)) {
-        overflow++;
-        continue;
-      }
+      // Past the pin limit a page is still read while there is room, only
+      // not kept: the CLOCK gives it its second chance like any other.
+      if (!window_.pin(t, k.page, batch)) overflow++;
       uint64_t w = word.load(std::memory_order_acquire);
       if (PageWord::state(w) != PageState::kAbsent) {
         // Resident (a hit: its heat counts the coming access) or FETCHING
@@ -161,10 +160,7 @@ long Prefetcher::serve(const std::vector<PrefetchKey>& pages, uint64_t batch) {
         }
         continue;
       }
-      if (r.room_below(r.high_pages()) <= 0) {
-        overflow++;
-        continue;
-      }
+      if (r.room_below(r.high_pages()) <= 0) continue;  // demand-faulted
       transition(word, PageEvent::kClaim, t->id, k.page);
       r.claim();
       claimed_.push_back({t, k.page, PageWord::has_slot(w) ? static_cast<int>(PageWord::store(w)) : -1});
@@ -185,7 +181,7 @@ void Prefetcher::flush(long* read) {
     if (cl.store >= 0) continue;
     std::lock_guard lk(core_.lock_of(cl.table, cl.page));
     int rc = place_claimed(core_, cl.table, cl.page, kZeroPage, false,
-                           cl.table->counters.zero_fills);
+                           cl.table->counters.zero_fills, false);
     if (rc < 0 && rc != -EAGAIN) release(cl, rc);
   }
   for (unsigned s = 0; s < channels_.size(); s++) read_from(s, read);
@@ -213,7 +209,8 @@ void Prefetcher::read_from(unsigned store, long* read) {
       src = ios_[io].buf;
       rc = ios_[io++].result;
     }
-    if (rc == 0) rc = place_claimed(core_, cl.table, cl.page, src, false, cl.table->counters.prefetches);
+    if (rc == 0)
+      rc = place_claimed(core_, cl.table, cl.page, src, false, cl.table->counters.prefetches, false);
     if (rc == 0) {
       (*read)++;
       core_.counters.prefetch_reads.fetch_add(1, std::memory_order_relaxed);
@@ -245,9 +242,10 @@ void Prefetcher::say_overflow(uint64_t pages) {
   core_.counters.window_overflows.fetch_add(pages, std::memory_order_relaxed);
   if (overflow_said_) return;
   overflow_said_ = true;
-  MTIER_LOG_WARN("lookahead: the window does not fit: %llu pages named were neither pinned nor "
-                 "read (pin limit %llu pages, %u%% of the DRAM budget); they are demand-faulted. "
-                 "A larger budget or a shorter lookahead avoids it (counted in window_overflows)",
+  MTIER_LOG_WARN("lookahead: the window does not fit: %llu pages named were not pinned (pin "
+                 "limit %llu pages, %u%% of the DRAM budget); they are read ahead while there is "
+                 "room, but may be evicted before their batch (then demand-faulted). A larger "
+                 "budget or a shorter lookahead avoids it (counted in window_overflows)",
                  static_cast<unsigned long long>(pages),
                  static_cast<unsigned long long>(window_.limit()), core_.opts.pin_limit_pct);
 }

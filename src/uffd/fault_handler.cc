@@ -218,7 +218,10 @@ void FaultHandler::resolve(Table* t, uint64_t page, uint64_t flags, unsigned tid
         add_zero_ahead(t, page, is_write(flags));
       return;
     case PageState::kFetching:
-      return;  // a second fault on a page this batch places: the copy wakes it
+      // Placed by this batch or by the prefetcher: its placement wakes the
+      // thread (the mark makes the prefetcher's do so).
+      core_.word(t, page).fetch_or(PageWord::kWaiter, std::memory_order_acq_rel);
+      return;
     case PageState::kFailed:
       fail_access(core_, t->page_addr(page), tid);
       return;

@@ -11,7 +11,7 @@ namespace mtier {
 alignas(kPageSize) const char kZeroPage[kPageSize] = {};
 
 int place_claimed(Core& core, Table* t, uint64_t page, const void* source, bool write,
-                  std::atomic<uint64_t>& placed) {
+                  std::atomic<uint64_t>& placed, bool wake) {
   PageWordAtomic& word = core.word(t, page);
   // Copied without waking: the state and counters are updated first, so
   // that whatever the woken thread does next (an evict_table, a stats read)
@@ -39,7 +39,8 @@ int place_claimed(Core& core, Table* t, uint64_t page, const void* source, bool 
   core.residency.placed();
   t->counters.resident_pages.fetch_add(1, std::memory_order_relaxed);
   placed.fetch_add(1, std::memory_order_relaxed);
-  (void)core.uffd->wake(addr, kPageSize);
+  bool waited = word.fetch_and(~PageWord::kWaiter, std::memory_order_acq_rel) & PageWord::kWaiter;
+  if (wake || waited) (void)core.uffd->wake(addr, kPageSize);
   return 0;
 }
 

@@ -22,8 +22,11 @@ extern const char kZeroPage[];
 // was counted in Residency::claim() when claimed; placed() or unclaimed()
 // here settles it.
 // Caller holds the registry shared and the page's stripe lock.
+// `wake`: always wake (a demand fault waits on the page); else only when
+// the fault handler marked a waiter (PageWord::kWaiter) - a prefetched page
+// nobody touched yet costs no UFFDIO_WAKE.
 int place_claimed(Core& core, Table* t, uint64_t page, const void* source, bool write,
-                  std::atomic<uint64_t>& placed);
+                  std::atomic<uint64_t>& placed, bool wake = true);
 inline constexpr int kCopyRetries = 16;
 
 }  // namespace mtier

@@ -194,7 +194,7 @@ TEST(SetErrors, SizeOutOfRangeOrOverflow) {
   EXPECT_EQ(set_error("dram_bytes", "99999999999999999999"),
             "dram_bytes: \"99999999999999999999\" is too large (at most 1P)");
   EXPECT_EQ(set_error("store_bytes", "16384P"),
-            "store_bytes: \"16384P\" is too large (at most 1P)");
+            "store_bytes: \"16384P\" is too large (at most 512T)");
 }
 
 TEST(SetErrors, BadShareOfMemory) {
@@ -599,7 +599,7 @@ TEST(Table, NamesAreUniqueAndLowerCase) {
     for (char c : name) EXPECT_TRUE(islower(c) || c == '_') << name;
     EXPECT_NE(std::string(info.help), "") << name;
   }
-  EXPECT_EQ(seen.size(), 25u) << "a field of Options without a table entry?";
+  EXPECT_EQ(seen.size(), 27u) << "a field of Options without a table entry?";
 }
 
 // The documented default, parsed, is the struct's default, for every option.

@@ -72,22 +72,23 @@ TEST(PageStateDeathTest, IllegalEdgesAbortNamingThePage) {
 }
 
 TEST(PageWord, SlotHeatAndReferencedBits) {
+  constexpr uint64_t kMaxSlot = PageWord::kMaxSlots - 1;
   PageWordAtomic w(0);
   EXPECT_FALSE(PageWord::has_slot(w));
-  set_slot(w, 7, (1ull << 47) - 1);
+  set_slot(w, 7, kMaxSlot);
   EXPECT_TRUE(PageWord::has_slot(w));
   EXPECT_EQ(PageWord::store(w), 7u);
-  EXPECT_EQ(PageWord::slot(w), (1ull << 47) - 1);
+  EXPECT_EQ(PageWord::slot(w), kMaxSlot);
   for (int i = 0; i < 300; i++) mark_access(w);
   EXPECT_EQ(PageWord::heat(w), 255u);  // saturates
-  EXPECT_EQ(PageWord::slot(w), (1ull << 47) - 1);
+  EXPECT_EQ(PageWord::slot(w), kMaxSlot);
   decay_heat(w);
   EXPECT_EQ(PageWord::heat(w), 127u);
   EXPECT_TRUE(test_and_clear_referenced(w));
   EXPECT_FALSE(test_and_clear_referenced(w));
   set_slow(w, true);
   EXPECT_TRUE(PageWord::slow(w));
-  EXPECT_EQ(PageWord::slot(w), (1ull << 47) - 1);
+  EXPECT_EQ(PageWord::slot(w), kMaxSlot);
   set_slow(w, false);
   EXPECT_FALSE(PageWord::slow(w));
   clear_slot(w);
