@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <deque>
+#include <memory>
 #include <random>
 
 #include "zipf.h"
@@ -69,8 +71,64 @@ Workload default_workload() {
   return w;
 }
 
+namespace {
+
+// One step's draws: a label per bag and, per table, pooling ids per bag.
+struct StepDraw {
+  std::vector<float> labels;  // [bag]
+  StepRows rows;              // [table][bag * pooling + k]
+};
+
+// Draws one step from rng in the order the trainer always has (per bag: the
+// label, then every table's pooled ids), so the stream, and with it every
+// loss, is the same whether steps are drawn ahead or not.
+StepDraw draw_step(const Workload& w, const std::vector<ZipfSampler>& samplers,
+                   std::mt19937_64& rng) {
+  StepDraw d;
+  d.labels.resize(w.batch);
+  d.rows.assign(w.tables.size(), std::vector<int64_t>(size_t{w.batch} * w.pooling));
+  for (unsigned b = 0; b < w.batch; b++) {
+    d.labels[b] = (rng() & 1) ? 1.0f : 0.0f;
+    for (unsigned t = 0; t < w.tables.size(); t++)
+      for (unsigned k = 0; k < w.pooling; k++)
+        d.rows[t][size_t{b} * w.pooling + k] =
+            static_cast<int64_t>(scatter(samplers[t](rng), w.tables[t].rows));
+  }
+  return d;
+}
+
+// The forward pass and SGD update of one step; returns the summed loss.
+double compute_step(const Workload& w, const std::vector<float*>& tables, const StepDraw& d,
+                    const std::vector<float>& dense, std::vector<float>& pooled) {
+  const float lr = 0.01f;
+  double loss = 0;
+  for (unsigned b = 0; b < w.batch; b++) {
+    float label = d.labels[b];
+    for (unsigned t = 0; t < tables.size(); t++) {
+      const int64_t* ids = &d.rows[t][size_t{b} * w.pooling];
+      std::fill(pooled.begin(), pooled.end(), 0.0f);
+      for (unsigned k = 0; k < w.pooling; k++) {
+        const float* row = tables[t] + ids[k] * w.dim;
+        for (unsigned j = 0; j < w.dim; j++) pooled[j] += row[j];
+      }
+      float logit = 0;
+      for (unsigned j = 0; j < w.dim; j++) logit += pooled[j] * dense[j];
+      float p = 1.0f / (1.0f + std::exp(-logit));
+      loss += -(label * std::log(p + 1e-7f) + (1 - label) * std::log(1 - p + 1e-7f));
+      float g = (p - label) * lr;
+      for (unsigned k = 0; k < w.pooling; k++) {
+        float* row = tables[t] + ids[k] * w.dim;
+        for (unsigned j = 0; j < w.dim; j++) row[j] -= g * dense[j];
+      }
+    }
+  }
+  return loss;
+}
+
+}  // namespace
+
 TrainResult train(const Workload& w, const TableAllocator& alloc,
-                  const std::function<void(unsigned)>& progress) {
+                  const std::function<void(unsigned)>& progress, const LookaheadOptions& lookahead) {
   std::vector<float*> tables;
   std::vector<ZipfSampler> samplers;
   for (unsigned t = 0; t < w.tables.size(); t++) {
@@ -81,38 +139,39 @@ TrainResult train(const Workload& w, const TableAllocator& alloc,
   std::mt19937_64 rng(w.seed);
   std::vector<float> pooled(w.dim), dense(w.dim);
   for (unsigned d = 0; d < w.dim; d++) dense[d] = std::sin(0.1f * d);
-  std::vector<uint64_t> ids(w.pooling);
   TrainResult r;
-  const float lr = 0.01f;
+  std::unique_ptr<LookaheadWindow> window;
+  if (lookahead.depth > 0)
+    window = std::make_unique<LookaheadWindow>(std::vector<const void*>(tables.begin(), tables.end()),
+                                               w.dim * sizeof(float), lookahead);
+  std::deque<StepDraw> ahead;  // steps drawn and not yet computed, in order
+  unsigned drawn = 0;
   auto start = std::chrono::steady_clock::now();
   for (unsigned step = 0; step < w.steps; step++) {
-    double loss = 0;
-    for (unsigned b = 0; b < w.batch; b++) {
-      float label = (rng() & 1) ? 1.0f : 0.0f;
-      for (unsigned t = 0; t < tables.size(); t++) {
-        std::fill(pooled.begin(), pooled.end(), 0.0f);
-        for (auto& id : ids) {
-          id = scatter(samplers[t](rng), w.tables[t].rows);
-          const float* row = tables[t] + id * w.dim;
-          for (unsigned d = 0; d < w.dim; d++) pooled[d] += row[d];
-        }
-        float logit = 0;
-        for (unsigned d = 0; d < w.dim; d++) logit += pooled[d] * dense[d];
-        float p = 1.0f / (1.0f + std::exp(-logit));
-        loss += -(label * std::log(p + 1e-7f) + (1 - label) * std::log(1 - p + 1e-7f));
-        float g = (p - label) * lr;
-        for (auto id : ids) {
-          float* row = tables[t] + id * w.dim;
-          for (unsigned d = 0; d < w.dim; d++) row[d] -= g * dense[d];
-        }
-      }
+    // Release the pins of the steps done before naming the next one, so the
+    // window holds steps step..step+depth only.
+    if (window) window->advance(step);
+    while (drawn < w.steps && drawn <= step + lookahead.depth) {
+      ahead.push_back(draw_step(w, samplers, rng));
+      if (window) window->name(drawn, ahead.back().rows);
+      drawn++;
     }
+    if (window) window->wait(step);
+    double loss = compute_step(w, tables, ahead.front(), dense, pooled);
+    ahead.pop_front();
     r.losses.push_back(loss / (w.batch * tables.size()));
     r.step_end.push_back(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     if (progress) progress(step);
   }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (window) {
+    // Every named step was waited for; the last steps' pins go, so that
+    // hashing the tables below (and whatever the caller does next) meets an
+    // ordinary cache.
+    window->advance(w.steps);
+    r.lookahead = window->counters();
+  }
   r.weights_hash = 0xcbf29ce484222325ull;
   for (unsigned t = 0; t < tables.size(); t++)
     r.weights_hash = fnv1a(r.weights_hash, tables[t], w.tables[t].rows * w.dim * sizeof(float));

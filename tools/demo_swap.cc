@@ -1,0 +1,52 @@
+#include "demo_swap.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+namespace mtier::tools::demo {
+namespace {
+
+std::string mib(uint64_t b) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "%.1f MiB", b / 1048576.0);
+  return buf;
+}
+
+}  // namespace
+
+void SwapBaseline::prepare(const std::string& dir, uint64_t table_bytes) {
+  if (geteuid() != 0) {
+    skipped_ = "needs root (a memory cgroup and a swap file)";
+    return;
+  }
+  // Only as root: detection may enable the memory controller for children.
+  cg_ = bench::detect_memory_cgroup();
+  if (cg_.version == bench::CgroupVersion::kNone) {
+    skipped_ = cg_.reason_if_none;
+    return;
+  }
+  bench::remove_stale_cgroups(cg_);  // of demo or suite runs that crashed
+  std::string cg_line = (cg_.version == bench::CgroupVersion::kV2 ? "cgroup v2 at " : "cgroup v1 at ") + cg_.mount;
+  std::string why;
+  uint64_t want = table_bytes + table_bytes / 4 + (64ull << 20);
+  if (bench::SwapFile::create(dir + "/swapfile", want, &file_, &why) == 0) {
+    environment_ = cg_line + ", " + mib(file_.bytes()) + " swap file in " + dir;
+    return;
+  }
+  uint64_t active = bench::active_swap_bytes();
+  if (active == 0) {
+    skipped_ = "no swap: none is active and the demo cannot make a swap file: " + why;
+    return;
+  }
+  environment_ = cg_line + ", the " + mib(active) + " of swap already active (no swap file of its own: " +
+                 why + ")";
+}
+
+int SwapBaseline::make_cgroup(uint64_t limit_bytes, bench::MemoryCgroup* out, std::string* err) {
+  return bench::MemoryCgroup::create(cg_, "demo-swap", limit_bytes, true, 60, out, err);
+}
+
+int SwapBaseline::teardown(std::string* err) { return file_.destroy(err); }
+
+}  // namespace mtier::tools::demo
