@@ -42,8 +42,9 @@ void LookaheadWindow::name(uint64_t step, const StepRows& rows) {
   std::vector<long> tickets;
   for (size_t t = 0; t < tables_.size() && t < rows.size(); t++) {
     c_.calls++;
+    // The step updates every row it reads (SGD): named for writing.
     long rc = mtier_prefetch_rows(tables_[t], row_bytes_, rows[t].data(), rows[t].size(), 8, step,
-                                  o_.async ? MTIER_PREFETCH_ASYNC : 0u);
+                                  MTIER_PREFETCH_WRITE | (o_.async ? MTIER_PREFETCH_ASYNC : 0u));
     if (o_.async && rc > 0)
       tickets.push_back(rc);
     else
