@@ -78,8 +78,7 @@ bool Evictor::sampling_useful() const {
 // watermarks (its victims stay in memory).
 uint64_t Evictor::useful_target(const Residency& r, bool slow_tier) const {
   uint64_t excess = r.excess_over_low();
-  if (r.waiters() > 0) return std::max<uint64_t>(excess, 1);
-  if (slow_tier || core_.has_slow_tier()) return std::max<uint64_t>(excess, 1);
+  if (r.waiters() > 0 || slow_tier || core_.has_slow_tier()) return std::max<uint64_t>(excess, 1);
   uint64_t tables = core_.tables.table_pages(), budget = r.budget_pages();
   return std::min(excess, tables > budget ? tables - budget : 0);
 }
@@ -148,10 +147,9 @@ uint64_t Evictor::start_run(const PageRef* run, size_t n, bool force, std::vecto
   std::vector<bool> drop(n, false);
   for (size_t k = 0; k < n; k++) {
     uint64_t now = core_.word(run[k].table, run[k].page).load(std::memory_order_acquire);
-    if (PageWord::referenced(now) && !force) continue;
-    // Pinned by the lookahead window: only an explicit table eviction
-    // (force) takes it; a CLOCK victim chosen before the pin stays.
-    if (PageWord::pinned(now) && !force) continue;
+    // Referenced since chosen, or pinned by the lookahead window: only an
+    // explicit eviction (force) takes it.
+    if ((PageWord::referenced(now) || PageWord::pinned(now)) && !force) continue;
     if (PageWord::state(now) == PageState::kClean) drop[k] = true;
     if (PageWord::state(now) != PageState::kDirty) continue;
     transition(core_.word(run[k].table, run[k].page), PageEvent::kEvictBegin, run[k].table->id,

@@ -161,8 +161,7 @@ long Prefetcher::serve(const std::vector<PrefetchKey>& pages, uint64_t batch, bo
         continue;
       }
       if (r.room_below(r.high_pages()) <= 0) continue;  // demand-faulted
-      transition(word, PageEvent::kClaim, t->id, k.page);
-      r.claim();
+      claim(core_, t, k.page);
       claimed_.push_back({t, k.page, PageWord::has_slot(w) ? static_cast<int>(PageWord::store(w)) : -1});
     }
     if (claimed_.size() == claimed_.capacity()) flush(&read, write);
@@ -227,8 +226,7 @@ void Prefetcher::read_from(unsigned store, long* read, bool write) {
 // holds the page's stripe lock.
 void Prefetcher::release(const Claimed& cl, int err) {
   Table* t = cl.table;
-  transition(core_.word(t, cl.page), PageEvent::kUnclaim, t->id, cl.page);
-  core_.residency.unclaimed();
+  unclaim(core_, t, cl.page);
   (void)core_.uffd->wake(t->page_addr(cl.page), kPageSize);
   t->counters.errors.fetch_add(1, std::memory_order_relaxed);
   core_.counters.store_errors.fetch_add(1, std::memory_order_relaxed);

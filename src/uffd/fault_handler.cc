@@ -276,8 +276,7 @@ int FaultHandler::resolve_ioctl(int rc, Table* t, uint64_t page, unsigned tid, c
 // Caller holds the page's stripe lock; pending_ has room (its capacity
 // covers a batch's claims: a follower is claimed only below it).
 void FaultHandler::claim(Table* t, uint64_t page, bool write, bool prefetch, unsigned tid) {
-  transition(core_.word(t, page), PageEvent::kClaim, t->id, page);
-  core_.residency.claim();
+  mtier::claim(core_, t, page);
   pending_.push_back({t, page, write, prefetch, tid, 0, kZeroPage});
 }
 
@@ -354,8 +353,7 @@ void FaultHandler::place(Placement& p) {
   PageWordAtomic& word = core_.word(t, p.page);
   bool fetched = PageWord::has_slot(word.load());
   if (p.result < 0 && p.prefetch) {  // nobody waits on it: leave it in the store
-    transition(word, PageEvent::kUnclaim, t->id, p.page);
-    core_.residency.unclaimed();
+    unclaim(core_, t, p.page);
     return;
   }
   if (p.result < 0) return fail(t, p.page, p.tid, p.result, "fetch");

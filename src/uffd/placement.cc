@@ -10,6 +10,16 @@ namespace mtier {
 
 alignas(kPageSize) const char kZeroPage[kPageSize] = {};
 
+void claim(Core& core, Table* t, uint64_t page) {
+  transition(core.word(t, page), PageEvent::kClaim, t->id, page);
+  core.residency.claim();
+}
+
+void unclaim(Core& core, Table* t, uint64_t page) {
+  transition(core.word(t, page), PageEvent::kUnclaim, t->id, page);
+  core.residency.unclaimed();
+}
+
 int place_claimed(Core& core, Table* t, uint64_t page, const void* source, bool write,
                   std::atomic<uint64_t>& placed, bool wake) {
   PageWordAtomic& word = core.word(t, page);
@@ -25,8 +35,7 @@ int place_claimed(Core& core, Table* t, uint64_t page, const void* source, bool 
     // The address space keeps changing (a fork, an mremap): the page goes
     // back to where it was (its slot, or never written) and the thread,
     // woken, faults again and is served then. Nothing waits under the lock.
-    transition(word, PageEvent::kUnclaim, t->id, page);
-    core.residency.unclaimed();
+    unclaim(core, t, page);
     MTIER_LOG_DEBUG("table %s page %llu: UFFDIO_COPY: %s %d times; the access is retried",
                     t->name.c_str(), static_cast<unsigned long long>(page), strerror(EAGAIN),
                     kCopyRetries + 1);

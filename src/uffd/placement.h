@@ -8,6 +8,14 @@
 
 namespace mtier {
 
+// The two ends of a claim that does not come from a placement: an ABSENT
+// page claimed for placement (FETCHING, counted in Residency::claimed), and
+// a claimed page given back (ABSENT again, its slot kept). Caller holds the
+// page's stripe lock. Every claim ends in place_claimed, unclaim, or a
+// failure that calls Residency::unclaimed itself.
+void claim(Core& core, Table* t, uint64_t page);
+void unclaim(Core& core, Table* t, uint64_t page);
+
 // A zero-filled page to place a never-written page from.
 extern const char kZeroPage[];
 
