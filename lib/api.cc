@@ -153,6 +153,8 @@ int mtier_stats(struct mtier_stats* st) {
     st->prefetch_hits = s.prefetch_hits;
     st->pinned_pages = s.pinned_pages;
     st->window_overflows = s.window_overflows;
+    st->prefetch_pages = s.prefetch_pages;
+    st->prefetch_late = s.prefetch_late;
     return 0;
   });
 }

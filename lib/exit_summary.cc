@@ -52,12 +52,16 @@ void print_summary_locked() {
                    static_cast<unsigned long long>(t.errors + e.store_errors),
                    static_cast<unsigned long long>(e.budget_overruns));
   if (e.prefetch_calls)
-    MTIER_LOG_NOTICE("summary: lookahead %llu calls, %llu pages read ahead, %llu named pages "
-                     "resident already, %llu left out (window full)",
+    MTIER_LOG_NOTICE("summary: lookahead %llu calls named %llu pages: %llu read ahead (%llu "
+                     "of them late: the access waited for the read), %llu resident already; "
+                     "%llu not pinned (window full), %llu pinned at exit",
                      static_cast<unsigned long long>(e.prefetch_calls),
+                     static_cast<unsigned long long>(e.prefetch_pages),
                      static_cast<unsigned long long>(e.prefetch_reads),
+                     static_cast<unsigned long long>(e.prefetch_late),
                      static_cast<unsigned long long>(e.prefetch_hits),
-                     static_cast<unsigned long long>(e.window_overflows));
+                     static_cast<unsigned long long>(e.window_overflows),
+                     static_cast<unsigned long long>(e.pinned_pages));
 }
 
 // An exit handler: nothing may leave it (boundary.h).

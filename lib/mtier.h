@@ -120,6 +120,9 @@ struct mtier_stats {
   uint64_t prefetch_hits;       /* pages named that were in memory already */
   uint64_t pinned_pages;        /* pages pinned by the window now */
   uint64_t window_overflows;    /* pages named but not pinned: the window was full */
+  uint64_t prefetch_pages;      /* pages named (deduplicated within a call) */
+  uint64_t prefetch_late;       /* pages read ahead that an access reached while
+                                   their read was in flight (it waited for it) */
 };
 
 /* Fills *st with engine-wide figures. -ENODEV if the engine is not running. */
@@ -136,10 +139,12 @@ MTIER_API int mtier_stats(struct mtier_stats *st);
  * Batches are numbered by the caller, increasing (a step counter works).
  * The window is every batch from the current one (the last advance) to the
  * newest named; its pages must fit in the DRAM budget's pin limit (3/4 of
- * the budget): pages beyond it are not pinned - still read ahead while DRAM
- * has room, but evictable before their batch (then demand-faulted) - which
- * is said once in the log and counted in
- * mtier_stats.window_overflows.
+ * the budget): pages beyond it are not pinned, which is said once in the log
+ * and counted in mtier_stats.window_overflows. Those of the current batch
+ * (the last advance; any batch before the first advance) are still read
+ * while DRAM has room, but evictable; those of a later batch are not read
+ * ahead (they would push out pages the current batch still uses): name
+ * them again in their batch, or let them be demand-faulted.
  *
  * Any address works: memory outside managed tables is ignored (no-op), a
  * range is clipped to its table. Callable from any thread; calls are served

@@ -28,6 +28,8 @@ struct RunArgs {
   std::vector<Assignment> options;  // option name, value; in command-line order
   std::string config;               // --config FILE ("" = not given)
   bool dry_run = false;
+  std::string lookahead;  // MTIER_LOOKAHEAD for the torch integration ("": its default)
+  bool torch = true;      // false: MTIER_TORCH=0
   char** program = nullptr;  // PROGRAM [ARGS...], nullptr-terminated (argv's tail)
 };
 
@@ -57,12 +59,19 @@ void run_help(FILE* out) {
           "                      (MTIER_NAMES)\n"
           "  --config FILE       options file (MTIER_CONF)\n"
           "  -o NAME=VALUE       any option of mtier.conf(5) (MTIER_<NAME>); repeatable\n"
+          "  --lookahead K       PyTorch: batches a DataLoader is kept ahead and named\n"
+          "                      to the lookahead, 0..64 (MTIER_LOOKAHEAD; default 1;\n"
+          "                      0: only each embedding op's own ids)\n"
+          "  --no-torch          no PyTorch integration (MTIER_TORCH=0)\n"
           "  --stats             print a summary at exit (MTIER_STATS=1)\n"
           "  -v, --verbose       print the options in effect at start (MTIER_VERBOSE=1)\n"
           "  --dry-run           print the variables and the command, run nothing\n"
           "  -h, --help          this help\n\n"
           "libmtier.so is $MTIER_LIBRARY if set, else found next to this program\n"
-          "(../lib, or the build tree's lib/.libs), else in %s.\n",
+          "(../lib, or the build tree's lib/.libs), else in %s.\n"
+          "A Python program also gets mtier's directory first on PYTHONPATH: its\n"
+          "sitecustomize hands an unmodified PyTorch trainer's embedding ids and\n"
+          "next batches to the lookahead (see mtier(1), \"PyTorch\").\n",
           MTIER_LIBDIR);
 }
 
@@ -131,6 +140,18 @@ int apply_flag(const std::string& flag, const std::string& value, RunArgs* a) {
     a->config = value;
     return 0;
   }
+  if (flag == "--lookahead") {
+    char* end = nullptr;
+    errno = 0;
+    long k = strtol(value.c_str(), &end, 10);
+    if (value.empty() || *end || errno || k < 0 || k > 64) {
+      fprintf(stderr, "mtier run: --lookahead '%s': want a number of batches, 0 to 64\n",
+              value.c_str());
+      return -1;
+    }
+    a->lookahead = std::to_string(k);
+    return 0;
+  }
   for (const ValueFlag& f : kValueFlags)
     if (flag == f.flag) {
       a->options.emplace_back(f.option, value);
@@ -148,6 +169,7 @@ int apply_switch(const std::string& flag, RunArgs* a) {
   }
   if (flag == "--dry-run") a->dry_run = true;
   else if (flag == "--stats") a->options.emplace_back("stats", "1");
+  else if (flag == "--no-torch") a->torch = false;
   else if (flag == "-v" || flag == "--verbose") a->options.emplace_back("verbose", "1");
   else return 0;
   return 1;
@@ -269,6 +291,34 @@ bool same_file(const std::string& a, const std::string& b) {
          sa.st_ino == sb.st_ino;
 }
 
+// ---- The Python side ------------------------------------------------------
+
+// The directory of mtier's sitecustomize.py (and, in the source tree, of the
+// mtier package): beside the build tree's library the source tree's;
+// installed, <exe>/../lib/mtier/python or the configured one. "" if none.
+std::string python_site_dir(const std::string& lib) {
+  std::vector<std::string> dirs;
+  if (lib.ends_with("/.libs/libmtier.so")) dirs.push_back(MTIER_SRC_PYTHONDIR);
+  if (std::string dir = exe_dir(); !dir.empty()) dirs.push_back(dir + "/../lib/mtier/python");
+  dirs.push_back(MTIER_PKGLIBDIR "/python");
+  for (const std::string& d : dirs)
+    if (is_file(d + "/sitecustomize.py")) {
+      std::string abs = absolute(d + "/sitecustomize.py");
+      if (!abs.empty()) return abs.substr(0, abs.rfind('/'));
+    }
+  return "";
+}
+
+// PYTHONPATH for the program: mtier's directory first, then the installed
+// package's directory when the package is not beside sitecustomize.py (in
+// case Python's own path lacks it), then what it was.
+std::string python_path(const std::string& site, const char* old) {
+  std::string out = site;
+  if (!is_file(site + "/mtier/__init__.py") && *MTIER_PYTHONDIR) out += ":" MTIER_PYTHONDIR;
+  if (old && *old) out += std::string(":") + old;
+  return out;
+}
+
 // LD_PRELOAD for the program: lib first, then the entries of `old` (space-
 // or colon-separated) that are not lib itself, colon-separated.
 std::string merged_preload(const std::string& lib, const char* old) {
@@ -299,6 +349,10 @@ std::vector<Assignment> program_env(const RunArgs& a, const std::string& lib) {
   std::vector<Assignment> env;
   assign(&env, "LD_PRELOAD", merged_preload(lib, getenv("LD_PRELOAD")));
   if (!a.config.empty()) assign(&env, "MTIER_CONF", a.config);
+  if (!a.torch) assign(&env, "MTIER_TORCH", "0");
+  else if (std::string site = python_site_dir(lib); !site.empty())
+    assign(&env, "PYTHONPATH", python_path(site, getenv("PYTHONPATH")));
+  if (!a.lookahead.empty()) assign(&env, "MTIER_LOOKAHEAD", a.lookahead);
   for (const auto& [name, value] : a.options) assign(&env, variable_of(name), value);
   return env;
 }

@@ -22,7 +22,9 @@ const char kUsage[] =
     "Asks mtierd for its state: policy and parameters, heat sources, the node\n"
     "budgets; the tiers (DRAM, slow memory, store: nodes, capacity, budget, use,\n"
     "MiB/s in and out); and per registered process (all of them, or PID) its DRAM\n"
-    "budget, residency per tier, faults/s, samples and orders, and per table its\n"
+    "budget, residency per tier, faults/s, samples and orders, its lookahead\n"
+    "(pages named, read ahead, late, already in DRAM; the window's pinned MiB),\n"
+    "and per table its\n"
     "MiB in DRAM, the slow tier and the store, its heat, pages faulted in per\n"
     "second (faults/s: from the store or first touch, prefetches included) and\n"
     "pages moved between tiers per second (migr/s). Without root, only your\n"
@@ -90,6 +92,11 @@ void print_text(const json::Value& v) {
     printf(", slow tier %.1f MiB; %.0f faults/s; %.0f samples, %.0f orders\n",
            mib(p.num("slow_resident_bytes"), 1), p.num("faults_per_s"), p.num("samples"),
            p.num("orders_sent"));
+    if (p.num("prefetch_pages") > 0)
+      printf("  lookahead: %.0f pages named, %.0f read ahead (%.0f late: the access came first), "
+             "%.0f in DRAM already; window %.1f MiB pinned\n",
+             p.num("prefetch_pages"), p.num("prefetch_reads"), p.num("prefetch_late"),
+             p.num("prefetch_hits"), mib(p.num("pinned_bytes"), 1));
     printf("  %-4s %-20s %9s %9s %9s %9s %9s %9s %9s\n", "id", "table", "MiB", "dram MiB",
            "slow MiB", "store MiB", "heat", "faults/s", "migr/s");
     for (const auto& t : p["tables"].items) {

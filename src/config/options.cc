@@ -163,6 +163,7 @@ bool has_prefix(std::string_view s, std::string_view p) { return s.substr(0, p.s
 bool reserved_variable(std::string_view name) {
   return name == "MTIER_CONF" || name == "MTIER_LOG_FD" ||
          name == "MTIER_LIBRARY" || name == "MTIER_INTERPOSE" ||
+         name == "MTIER_LOOKAHEAD" || name == "MTIER_TORCH" ||  // python/mtier
          has_prefix(name, "MTIER_TEST_");
 }
 

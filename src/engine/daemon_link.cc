@@ -272,6 +272,12 @@ void DaemonLink::publish_status() {
   h->dram_resident_pages.store(pages(core_.residency.resident()), std::memory_order_relaxed);
   h->slow_budget_pages.store(core_.slow.own_budget_pages(), std::memory_order_relaxed);
   h->slow_resident_pages.store(pages(core_.slow.resident()), std::memory_order_relaxed);
+  const EngineCounters& c = core_.counters;
+  h->prefetch_pages.store(c.prefetch_pages.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  h->prefetch_reads.store(c.prefetch_reads.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  h->prefetch_hits.store(c.prefetch_hits.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  h->prefetch_late.store(c.prefetch_late.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  h->pinned_pages.store(pages(c.pinned_pages.load(std::memory_order_relaxed)), std::memory_order_relaxed);
   segment_.stamp_runtime_heartbeat();
 }
 

@@ -56,6 +56,7 @@ struct EngineStats {
   uint64_t slow_budget_bytes, slow_resident_bytes, demote_failures;
   uint64_t slow_peak_bytes;
   uint64_t prefetch_calls, prefetch_reads, prefetch_hits, pinned_pages, window_overflows;
+  uint64_t prefetch_pages, prefetch_late;
   std::vector<StoreStats> stores;
 };
 

@@ -24,7 +24,9 @@
 //                          dram_budget_pages, dram_resident_pages,
 //                          slow_budget_pages, slow_resident_pages,
 //                          missing_faults, minor_faults, evictions, fetches,
-//                          dram_low_pages
+//                          dram_low_pages, dram_high_pages, the lookahead's
+//                          prefetch_pages, prefetch_reads, prefetch_hits,
+//                          prefetch_late, pinned_pages
 //                     320  daemon -> runtime: daemon_heartbeat_ns, hints_epoch
 //                     384  ring_head (daemon, the producer, writes it)
 //                     448  ring_tail (runtime, the consumer, writes it)
@@ -101,6 +103,13 @@ struct SegmentHeader {
   // Its high watermark: the most DRAM the evictor lets the process hold
   // (0 from a runtime that does not say: the budget itself).
   std::atomic<uint64_t> dram_high_pages;
+  // The lookahead's counts (mtier_stats' fields of the same names) and the
+  // pages its window pins now (0 from a runtime without a lookahead).
+  std::atomic<uint64_t> prefetch_pages;
+  std::atomic<uint64_t> prefetch_reads;
+  std::atomic<uint64_t> prefetch_hits;
+  std::atomic<uint64_t> prefetch_late;
+  std::atomic<uint64_t> pinned_pages;
   // Daemon -> runtime. hints_epoch: bumped by the daemon after it rewrote hints.
   alignas(64) std::atomic<uint64_t> daemon_heartbeat_ns;
   std::atomic<uint64_t> hints_epoch;
@@ -114,6 +123,7 @@ static_assert(offsetof(SegmentHeader, directory_generation) == 128);
 static_assert(offsetof(SegmentHeader, runtime_heartbeat_ns) == 192);
 static_assert(offsetof(SegmentHeader, fetches) == 256);
 static_assert(offsetof(SegmentHeader, dram_low_pages) == 264);
+static_assert(offsetof(SegmentHeader, pinned_pages) == 312);
 static_assert(offsetof(SegmentHeader, daemon_heartbeat_ns) == 320);
 static_assert(offsetof(SegmentHeader, hints_epoch) == 328);
 static_assert(offsetof(SegmentHeader, ring_head) == 384);

@@ -77,10 +77,14 @@ struct EngineCounters {
   std::atomic<uint64_t> store_errors{0};  // failed store reads and writes
   std::atomic<uint64_t> sampled_pages{0}; // PTEs zapped by the sampler and clock
   std::atomic<uint64_t> demote_failures{0}; // pages move_pages did not move
-  // The lookahead (prefetch/): calls served, pages read ahead of any
-  // access, pages named that were resident already, pages pinned now, and
-  // pages named but neither pinned nor read (the window was full).
+  // The lookahead (prefetch/): calls served, pages named (deduplicated per
+  // call), pages read ahead of any access, pages named that were resident
+  // already, pages read ahead that an access reached while they were still
+  // in flight (the prefetch came late: the access waited for the read),
+  // pages pinned now, and pages named but not pinned (the window was full).
   std::atomic<uint64_t> prefetch_calls{0};
+  std::atomic<uint64_t> prefetch_pages{0};
+  std::atomic<uint64_t> prefetch_late{0};
   std::atomic<uint64_t> prefetch_reads{0};
   std::atomic<uint64_t> prefetch_hits{0};
   std::atomic<int64_t> pinned_pages{0};

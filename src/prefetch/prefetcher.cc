@@ -120,6 +120,7 @@ uint64_t Prefetcher::absent_pages(const std::vector<PrefetchKey>& pages) {
 long Prefetcher::serve(const std::vector<PrefetchKey>& pages, uint64_t batch, bool write) {
   EngineCounters& c = core_.counters;
   c.prefetch_calls.fetch_add(1, std::memory_order_relaxed);
+  c.prefetch_pages.fetch_add(pages.size(), std::memory_order_relaxed);
   window_.reserve(batch, pages.size());
   // Room first, with no lock held (LOCKING): the evictor makes it from
   // pages outside the window (pinned pages are no victims). A prefetch
@@ -147,9 +148,11 @@ long Prefetcher::serve(const std::vector<PrefetchKey>& pages, uint64_t batch, bo
     {
       std::lock_guard lk(core_.lock_of(t, k.page));
       PageWordAtomic& word = core_.word(t, k.page);
-      // Past the pin limit a page is still read while there is room, only
-      // not kept: the CLOCK gives it its second chance like any other.
-      if (!window_.pin(t, k.page, batch)) overflow++;
+      // Past the pin limit a page of the current batch is still read while
+      // there is room, only not kept: the CLOCK gives it its second chance
+      // like any other. A later batch's is left for its own turn.
+      bool pinned = window_.pin(t, k.page, batch);
+      if (!pinned) overflow++;
       uint64_t w = word.load(std::memory_order_acquire);
       if (PageWord::state(w) != PageState::kAbsent) {
         // Resident (a hit: its heat counts the coming access) or FETCHING
@@ -160,6 +163,7 @@ long Prefetcher::serve(const std::vector<PrefetchKey>& pages, uint64_t batch, bo
         }
         continue;
       }
+      if (!pinned && window_.ahead(batch)) continue;  // named again (or faulted) in its batch
       if (r.room_below(r.high_pages()) <= 0) continue;  // demand-faulted
       claim(core_, t, k.page);
       claimed_.push_back({t, k.page, PageWord::has_slot(w) ? static_cast<int>(PageWord::store(w)) : -1});

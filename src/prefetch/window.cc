@@ -35,6 +35,7 @@ bool PinWindow::pin(Table* t, uint64_t page, uint64_t batch) {
 
 void PinWindow::advance(uint64_t batch) {
   current_ = std::max(current_, batch);
+  advanced_ = true;
   std::shared_lock tables(core_.tables.mutex());
   while (!batches_.empty() && batches_.front().batch < batch) {
     const BatchPins& b = batches_.front();

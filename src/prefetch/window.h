@@ -39,6 +39,11 @@ class PinWindow {
   void advance(uint64_t batch);
   // The batch the program works on (the last advance), 0 before any.
   uint64_t current() const { return current_; }
+  // Whether `batch` is one the program has not reached: after an advance,
+  // a batch beyond the current one. Such a batch's pages past the pin
+  // limit are not read ahead (they would push out the unpinned pages the
+  // current batch still uses); before any advance every batch reads them.
+  bool ahead(uint64_t batch) const { return advanced_ && batch > current_; }
 
  private:
   struct Key {
@@ -54,6 +59,7 @@ class PinWindow {
   Core& core_;
   std::deque<BatchPins> batches_;  // ascending by batch
   uint64_t current_ = 0;
+  bool advanced_ = false;
 };
 
 }  // namespace mtier

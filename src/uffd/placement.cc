@@ -49,6 +49,9 @@ int place_claimed(Core& core, Table* t, uint64_t page, const void* source, bool 
   t->counters.resident_pages.fetch_add(1, std::memory_order_relaxed);
   placed.fetch_add(1, std::memory_order_relaxed);
   bool waited = word.fetch_and(~PageWord::kWaiter, std::memory_order_acq_rel) & PageWord::kWaiter;
+  // Without `wake` this is the prefetcher's placement: a waiter means the
+  // access reached the page while its read was in flight (a late prefetch).
+  if (waited && !wake) core.counters.prefetch_late.fetch_add(1, std::memory_order_relaxed);
   if (wake || waited) (void)core.uffd->wake(addr, kPageSize);
   return 0;
 }

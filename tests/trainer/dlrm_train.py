@@ -182,6 +182,18 @@ def build_argparser():
                         "the same numpy stream, without the huge temporaries "
                         "(for tables larger than RAM). Default: the preset's, "
                         "else dlrm")
+    p.add_argument("--loader", action="store_true",
+                   help="feed the steps through a torch.utils.data.DataLoader "
+                        "(a map-style dataset of whole batches, batch_size=None, "
+                        "in order) instead of a plain loop; the batches are the "
+                        "same")
+    p.add_argument("--workers", type=int, default=0, metavar="N",
+                   help="the DataLoader's num_workers (with --loader; default 0)")
+    p.add_argument("--layout", choices=["list", "stacked"], default="list",
+                   help="'list' (default): per table a 1-D ids tensor with "
+                        "offsets, EmbeddingBag(ids, offsets); 'stacked': one "
+                        "[tables, batch, P] ids tensor, each table's bags "
+                        "exactly P = round(--pooling) rows, EmbeddingBag(ids[t])")
     p.add_argument("--describe", action="store_true",
                    help="print the workload ('# workload', '# table_bytes', "
                         "'# tables' lines on stderr) and exit without "
@@ -271,8 +283,12 @@ def build_model(torch, w, dense_mlp, top_mlp, init, chunk_bytes):
 
         def forward(self, dense, sparse):
             x = self.bot_l(dense)
-            ly = [proj(emb(idx, off))
-                  for emb, proj, (idx, off) in zip(self.emb_l, self.proj_l, sparse)]
+            if isinstance(sparse, torch.Tensor):  # stacked [tables, batch, P]
+                ly = [proj(emb(sparse[t]))
+                      for t, (emb, proj) in enumerate(zip(self.emb_l, self.proj_l))]
+            else:
+                ly = [proj(emb(idx, off))
+                      for emb, proj, (idx, off) in zip(self.emb_l, self.proj_l, sparse)]
             T = torch.cat([x] + ly, dim=1).view(x.shape[0], -1, base)
             Z = torch.bmm(T, torch.transpose(T, 1, 2))
             Zflat = Z[:, self.li, self.lj]
@@ -295,6 +311,34 @@ def weights_sha256(model, chunk=64 << 20):
         for r0 in range(0, a.shape[0], rows):
             h.update(memoryview(np.ascontiguousarray(a[r0:r0 + rows])).cast("B"))
     return h.hexdigest()
+
+
+def to_inputs(torch, batch, layout):
+    """One step's numpy batch as the model's tensors."""
+    dense, sparse, labels = batch
+    if layout == "stacked":
+        ids = np.stack([i.reshape(dense.shape[0], -1) for i, _ in sparse])
+        ids_t = torch.from_numpy(ids)
+    else:
+        ids_t = [(torch.from_numpy(i), torch.from_numpy(o)) for i, o in sparse]
+    return torch.from_numpy(dense), ids_t, torch.from_numpy(labels)
+
+
+def step_inputs(torch, w, layout, loader, workers):
+    """The steps' inputs: a plain generator, or a DataLoader over a
+    map-style dataset whose item i is step i's whole batch."""
+    if not loader:
+        return (to_inputs(torch, b, layout) for b in w.batches())
+
+    class Steps(torch.utils.data.Dataset):
+        def __len__(self):
+            return w.steps
+
+        def __getitem__(self, i):
+            return to_inputs(torch, w.step_batch(i), layout)
+
+    return torch.utils.data.DataLoader(Steps(), batch_size=None, shuffle=False,
+                                       num_workers=workers)
 
 
 def main():
@@ -321,7 +365,10 @@ def main():
     top_mlp = [int(x) for x in args.top_mlp.replace(",", "-").split("-") if x]
     if steps < 1 or batch < 1 or args.pooling < 1:
         sys.exit("dlrm_train.py: --steps, --batch and --pooling must be >= 1")
-    w = Workload(tables, batch, steps, args.pooling, args.dense_features, args.seed)
+    if args.workers < 0 or (args.workers and not args.loader):
+        sys.exit("dlrm_train.py: --workers wants --loader and a count >= 0")
+    w = Workload(tables, batch, steps, args.pooling, args.dense_features, args.seed,
+                 fixed_pooling=args.layout == "stacked")
 
     t0 = time.monotonic()
     log(f"workload: {w.describe()}")
@@ -333,7 +380,9 @@ def main():
     torch.set_num_threads(args.threads)
     log(f"model: bottom MLP {[w.n_dense] + dense_mlp + [max(t.dim for t in tables)]}, "
         f"dot interaction, top MLP {top_mlp + [1]}, BCEWithLogits, SGD lr {args.lr}, "
-        f"sparse gradients, init {init}, torch {torch.__version__}, "
+        f"sparse gradients, init {init}, ids {args.layout}"
+        f"{', DataLoader with %d workers' % args.workers if args.loader else ''}, "
+        f"torch {torch.__version__}, "
         f"{torch.get_num_threads()} thread(s)")
 
     np.random.seed(args.seed)
@@ -350,10 +399,8 @@ def main():
     step_times = []
     t_start = time.monotonic()
     out = sys.stdout
-    for step, (dense, sparse, labels) in enumerate(w.batches()):
-        inputs = (torch.from_numpy(dense),
-                  [(torch.from_numpy(i), torch.from_numpy(o)) for i, o in sparse],
-                  torch.from_numpy(labels))
+    for step, inputs in enumerate(step_inputs(torch, w, args.layout, args.loader,
+                                              args.workers)):
         c0 = time.perf_counter()
         z = model(inputs[0], inputs[1])
         loss = loss_fn(z, inputs[2])

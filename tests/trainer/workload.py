@@ -135,17 +135,22 @@ class Table:
 class Workload:
     """The whole trace: tables, pooling, batch, steps, dense features, seed.
 
-    batches() yields, per step, (dense [B x n_dense] float32,
-    [(indices int64, offsets int64) per table], labels [B x 1] float32).
+    step_batch(step) is step's (dense [B x n_dense] float32, [(indices int64,
+    offsets int64) per table], labels [B x 1] float32), computed from the
+    seed and the step alone (so a DataLoader's workers can make any step);
+    batches() yields them in order. With fixed_pooling every bag takes
+    exactly round(pooling) rows (the stacked [tables, B, P] layout).
     """
 
-    def __init__(self, tables, batch, steps, pooling, n_dense, seed):
+    def __init__(self, tables, batch, steps, pooling, n_dense, seed, fixed_pooling=False):
         self.tables = tables
         self.batch = int(batch)
         self.steps = int(steps)
         self.pooling = float(pooling)
         self.n_dense = int(n_dense)
         self.seed = int(seed)
+        self.fixed_pooling = bool(fixed_pooling)
+        self._setup = None
 
     @property
     def table_bytes(self):
@@ -164,35 +169,53 @@ class Workload:
         return (f"{len(self.tables)} tables ({spec}, count x rows x dim fp32), "
                 f"{self.table_bytes / 2**20:.1f} MiB, "
                 f"{sum(t.rows for t in self.tables)} rows; "
-                f"pooling mean {self.pooling:g} (1 + Poisson); batch {self.batch}; "
+                + (f"pooling {round(self.pooling)} per bag; " if self.fixed_pooling else
+                   f"pooling mean {self.pooling:g} (1 + Poisson); ")
+                + f"batch {self.batch}; "
                 f"{self.steps} steps; zipf {zipf}; ids scattered by a seeded "
                 f"permutation; {self.n_dense} dense features; seed {self.seed}")
 
-    def batches(self):
-        ss = np.random.SeedSequence(self.seed)
-        dense_ss, label_ss, perm_ss, *table_ss = ss.spawn(3 + len(self.tables))
+    def _prepare(self):
+        """What every step shares: the samplers, permutations and the label
+        function, made once from the seed."""
+        if self._setup is None:
+            ss = np.random.SeedSequence(self.seed)
+            label_ss, perm_ss = ss.spawn(2)
+            perm_seeds = perm_ss.generate_state(len(self.tables), dtype=np.uint64)
+            samplers = [ZipfSampler(t.rows, t.zipf) for t in self.tables]
+            perms = [RowPermutation(t.rows, int(perm_seeds[i]))
+                     for i, t in enumerate(self.tables)]
+            # Labels: a fixed logistic function of the dense features plus
+            # noise, so that the model has something to learn and losses move.
+            w_true = np.random.Generator(np.random.PCG64(label_ss)).standard_normal(self.n_dense)
+            self._setup = (samplers, perms, w_true)
+        return self._setup
+
+    def step_batch(self, step):
+        samplers, perms, w_true = self._prepare()
+        ss = np.random.SeedSequence([self.seed, 1 + int(step)])
+        dense_ss, label_ss, *table_ss = ss.spawn(2 + len(self.tables))
         dense_rng = np.random.Generator(np.random.PCG64(dense_ss))
         label_rng = np.random.Generator(np.random.PCG64(label_ss))
-        perm_seeds = perm_ss.generate_state(len(self.tables), dtype=np.uint64)
-        rngs = [np.random.Generator(np.random.PCG64(s)) for s in table_ss]
-        samplers = [ZipfSampler(t.rows, t.zipf) for t in self.tables]
-        perms = [RowPermutation(t.rows, int(perm_seeds[i]))
-                 for i, t in enumerate(self.tables)]
-        # Labels: a fixed logistic function of the dense features plus noise,
-        # so that the model has something to learn and losses move.
-        w_true = label_rng.standard_normal(self.n_dense)
-        for _ in range(self.steps):
-            dense = dense_rng.random((self.batch, self.n_dense), dtype=np.float32)
-            logit = (dense - 0.5) @ w_true
-            labels = (label_rng.random(self.batch) < 1.0 / (1.0 + np.exp(-2.0 * logit)))
-            sparse = []
-            for rng, sampler, perm in zip(rngs, samplers, perms):
+        dense = dense_rng.random((self.batch, self.n_dense), dtype=np.float32)
+        logit = (dense - 0.5) @ w_true
+        labels = (label_rng.random(self.batch) < 1.0 / (1.0 + np.exp(-2.0 * logit)))
+        sparse = []
+        for t_ss, sampler, perm in zip(table_ss, samplers, perms):
+            rng = np.random.Generator(np.random.PCG64(t_ss))
+            if self.fixed_pooling:
+                lengths = np.full(self.batch, max(1, round(self.pooling)), dtype=np.int64)
+            else:
                 lengths = 1 + rng.poisson(max(self.pooling - 1.0, 0.0), self.batch)
-                offsets = np.zeros(self.batch, dtype=np.int64)
-                np.cumsum(lengths[:-1], out=offsets[1:])
-                ids = perm(sampler.sample(rng, int(lengths.sum())))
-                sparse.append((ids, offsets))
-            yield dense, sparse, labels.astype(np.float32).reshape(-1, 1)
+            offsets = np.zeros(self.batch, dtype=np.int64)
+            np.cumsum(lengths[:-1], out=offsets[1:])
+            ids = perm(sampler.sample(rng, int(lengths.sum())))
+            sparse.append((ids, offsets))
+        return dense, sparse, labels.astype(np.float32).reshape(-1, 1)
+
+    def batches(self):
+        for step in range(self.steps):
+            yield self.step_batch(step)
 
 
 def parse_size(text):

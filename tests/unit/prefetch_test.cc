@@ -49,6 +49,7 @@ TEST_F(PrefetchTest, StorePagesAreReadAtTheQueueDepthAndPlacedIntact) {
   open();
   for (uint64_t p = 0; p < 10; p++) e_.put_in_store(p, p + 100, static_cast<char>(0x10 + p));
   EXPECT_EQ(serve(0, 10, 1), 10);
+  EXPECT_EQ(e_.core->counters.prefetch_late.load(), 0u) << "nobody waited";
   for (uint64_t p = 0; p < 10; p++) {
     EXPECT_EQ(e_.state(p), PageState::kClean) << p;
     EXPECT_TRUE(e_.page_is(p, static_cast<char>(0x10 + p))) << p;
@@ -149,6 +150,23 @@ TEST_F(PrefetchTest, AWindowLargerThanItsLimitIsDemandFaultedBeyondIt) {
   EXPECT_TRUE(e_.page_is(30, 30));
 }
 
+TEST_F(PrefetchTest, ALaterBatchsPagesPastTheWindowAreNotReadAhead) {
+  // After an advance to batch 1, batch 2 names 40 pages: 24 fit the pin
+  // limit and are read; the 16 past it are not (they would push out the
+  // current batch's unpinned pages). Named again in batch 2, its own
+  // batch, the rest is read while there is room.
+  open();
+  for (uint64_t p = 0; p < 40; p++) e_.put_in_store(p, p, static_cast<char>(p));
+  prefetcher_->window().advance(1);
+  EXPECT_EQ(serve(0, 40, 2), 24);
+  EXPECT_EQ(e_.core->counters.window_overflows.load(), 16u);
+  for (uint64_t p = 24; p < 40; p++) EXPECT_EQ(e_.state(p), PageState::kAbsent) << p;
+  EXPECT_EQ(e_.core->counters.prefetch_pages.load(), 40u);
+  prefetcher_->window().advance(2);
+  EXPECT_EQ(serve(0, 40, 2), 6);  // up to the high watermark (30 pages)
+  for (uint64_t p = 0; p < 30; p++) EXPECT_TRUE(e_.page_is(p, static_cast<char>(p))) << p;
+}
+
 TEST_F(PrefetchTest, AFullWindowNeverWaitsForRoomThatCannotCome) {
   // DRAM full: 24 pages pinned (the limit), 8 more resident. A prefetch of
   // 10 store pages for the next batch can pin none and has no room: it
@@ -190,6 +208,7 @@ TEST_F(PrefetchTest, AFaultOnAPageInFlightWaitsForThatRead) {
   EXPECT_EQ(e_.store->reads, 1u) << "one read for the prefetch and both faults";
   EXPECT_TRUE(e_.page_is(5, 0x55));
   EXPECT_EQ(e_.uffd->count(UffdCall::kWake, e_.addr(5)), 1u);
+  EXPECT_EQ(e_.core->counters.prefetch_late.load(), 1u) << "the access came first";
   // The write, retried after the wake, meets a clean write-protected page.
   EXPECT_EQ(e_.state(5), PageState::kClean);
   struct uffd_msg wp = fault_msg(e_.addr(5), UFFD_PAGEFAULT_FLAG_WRITE | UFFD_PAGEFAULT_FLAG_WP);

@@ -1,0 +1,58 @@
+"""ctypes bindings to the libmtier.so already loaded in this process
+(LD_PRELOAD): the lookahead calls of lib/mtier.h and mtier_stats().
+
+load() returns None when the library is not loaded; nothing here loads it
+(a process that was not started under mtier stays without it)."""
+
+import ctypes
+
+PREFETCH_ASYNC = 1
+PREFETCH_WRITE = 2
+
+
+class Stats(ctypes.Structure):
+    """struct mtier_stats, field for field (lib/mtier.h)."""
+    _fields_ = [(name, ctypes.c_uint64) for name in (
+        "budget_bytes", "resident_bytes", "peak_resident_bytes", "tables",
+        "store_capacity_bytes", "store_used_bytes", "store_full", "store_errors",
+        "budget_overruns", "slow_budget_bytes", "slow_resident_bytes",
+        "prefetch_calls", "prefetch_reads", "prefetch_hits", "pinned_pages",
+        "window_overflows", "prefetch_pages", "prefetch_late")]
+
+
+class Lib:
+    """The functions used, typed. Every call returns the C result (-errno on
+    failure); none raises."""
+
+    def __init__(self, dll):
+        c = ctypes
+        self.table_find = dll.mtier_table_find
+        self.table_find.argtypes = [c.c_void_p]
+        self.table_find.restype = c.c_int
+        self.prefetch_rows = dll.mtier_prefetch_rows
+        self.prefetch_rows.argtypes = [c.c_void_p, c.c_size_t, c.c_void_p, c.c_size_t,
+                                       c.c_int, c.c_uint64, c.c_uint]
+        self.prefetch_rows.restype = c.c_long
+        self.prefetch_advance = dll.mtier_prefetch_advance
+        self.prefetch_advance.argtypes = [c.c_uint64]
+        self.prefetch_advance.restype = c.c_int
+        self._stats = dll.mtier_stats
+        self._stats.argtypes = [c.POINTER(Stats)]
+        self._stats.restype = c.c_int
+
+    def stats(self):
+        """mtier_stats() as a dict, or None when the engine is not running."""
+        st = Stats()
+        if self._stats(ctypes.byref(st)) != 0:
+            return None
+        return {name: getattr(st, name) for name, _ in Stats._fields_}
+
+
+def load():
+    """The bindings, or None when libmtier.so is not in this process."""
+    try:
+        dll = ctypes.CDLL(None)
+        dll.mtier_prefetch_rows  # noqa: B018 - raises AttributeError if absent
+    except (OSError, AttributeError):
+        return None
+    return Lib(dll)

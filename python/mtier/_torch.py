@@ -1,0 +1,370 @@
+"""The torch integration proper: the embedding ops' forward pre-hook and the
+DataLoader lookahead. Activated once, by mtier._boot, after torch's import.
+
+Batches are numbered by one counter for the whole process (the numbers
+handed to mtier_prefetch_rows and mtier_prefetch_advance): a batch pulled
+ahead from a DataLoader gets its number when pulled, and the number becomes
+the current one (advance) when the trainer receives the batch. A program
+that runs embedding ops without a DataLoader gets a new number whenever an
+op's module is called a second time (the next step has begun).
+
+Nothing here may raise into the trainer: every entry catches its own errors,
+says the first one once (stderr) and turns the integration off.
+"""
+
+import atexit
+import collections
+import functools
+import os
+import weakref
+
+from mtier import _lib
+from mtier._boot import say, verbose
+
+MAX_LOOKAHEAD = 64
+MAX_LEAVES = 1024  # tensors looked at in one batch when learning its routes
+
+
+class _Counters:
+    def __init__(self):
+        self.prehook_calls = 0     # synchronous hints from the pre-hook
+        self.covered = 0           # ops whose ids the lookahead had named already
+        self.loader_calls = 0      # asynchronous hints of batches pulled ahead
+        self.batches_ahead = 0     # batches pulled ahead and hinted
+        self.routes = 0            # (loader, module) pairs learned
+
+
+class _State:
+    def __init__(self, torch, lib, lookahead):
+        self.torch = torch
+        self.lib = lib
+        self.k = lookahead
+        self.on = True
+        self.batch_no = 0          # the batch being computed now
+        self._numbers = 0
+        self.current = None        # the DataLoader batch being computed, if any
+        self.seen = set()          # id() of the modules called in batch_no (no loader)
+        self.counters = _Counters()
+
+    def number(self):
+        self._numbers += 1
+        return self._numbers
+
+    def enter(self, no):
+        """Batch `no` is now computing: earlier batches' pins go."""
+        self.batch_no = no
+        self.seen.clear()
+        self.lib.prefetch_advance(no)
+
+    def fail(self, where, e):
+        if self.on:
+            self.on = False
+            say(f"torch integration off after an error in {where}: {e!r}")
+
+
+_S = None
+
+
+def _writes(torch, module, weight):
+    """Whether the op's step will write the rows it reads: a training
+    update (grad on) or max_norm's in-place renormalisation."""
+    return bool((weight.requires_grad and torch.is_grad_enabled())
+                or getattr(module, "max_norm", None) is not None)
+
+
+def _managed_weight(module):
+    """(weight, row_bytes) if module's weight is a CPU matrix whose rows are
+    contiguous and which lies in an mtier table, else (None, 0)."""
+    w = module.weight
+    if w.device.type != "cpu" or w.dim() != 2 or w.stride(1) != 1 or w.numel() == 0:
+        return None, 0
+    if _S.lib.table_find(w.data_ptr()) < 0:
+        return None, 0
+    return w, w.stride(0) * w.element_size()
+
+
+def _usable_ids(torch, ids):
+    return (isinstance(ids, torch.Tensor) and ids.device.type == "cpu"
+            and ids.dtype in (torch.int32, torch.int64) and ids.numel() > 0)
+
+
+def _prefetch(weight, row_bytes, ids, batch, flags):
+    ids = ids.contiguous()
+    return _S.lib.prefetch_rows(weight.data_ptr(), row_bytes, ids.data_ptr(), ids.numel(),
+                                ids.element_size(), batch, flags)
+
+
+# ---- Routes: which tensor of a loader's batch feeds which module ----------
+
+class _Route:
+    """Where a module's ids sit in a batch: the leaf at `path` (keys and
+    indexes from the batch's top), whole or as a fixed view of it."""
+    __slots__ = ("path", "whole", "offset", "size", "stride", "leaf_shape", "dtype", "write")
+
+    def ids_in(self, torch, batch):
+        leaf = batch
+        try:
+            for key in self.path:
+                leaf = leaf[key]
+        except (KeyError, IndexError, TypeError):
+            return None
+        if not _usable_ids(torch, leaf) or leaf.dtype != self.dtype:
+            return None
+        if self.whole:
+            return leaf
+        if tuple(leaf.shape) != self.leaf_shape or not leaf.is_contiguous():
+            return None
+        return leaf.as_strided(self.size, self.stride, leaf.storage_offset() + self.offset)
+
+
+def _leaves(torch, data, path=(), out=None, depth=0):
+    """(path, tensor) of every tensor in a batch of tuples, lists and dicts."""
+    if out is None:
+        out = []
+    if len(out) >= MAX_LEAVES or depth > 6:
+        return out
+    if isinstance(data, torch.Tensor):
+        out.append((path, data))
+    elif isinstance(data, (tuple, list)):
+        for i, x in enumerate(data):
+            _leaves(torch, x, path + (i,), out, depth + 1)
+    elif isinstance(data, dict):
+        for key, x in data.items():
+            _leaves(torch, x, path + (key,), out, depth + 1)
+    return out
+
+
+def _learn(torch, batch, module, ids, weight):
+    """The route of module's ids in `batch` (by address: the ids are one of
+    its tensors or a view of one), or None when they are not in it (made
+    by the trainer from the batch: they are then named by the pre-hook
+    only)."""
+    esz = ids.element_size()
+    base = ids.data_ptr()
+    span = sum((s - 1) * st for s, st in zip(ids.shape, ids.stride()))
+    for path, leaf in batch.leaves(torch):
+        if leaf.dtype != ids.dtype or leaf.device.type != "cpu" or not leaf.is_contiguous():
+            continue
+        start = leaf.data_ptr()
+        end = start + leaf.numel() * esz
+        if not start <= base < end:
+            continue
+        r = _Route()
+        r.path, r.dtype = path, ids.dtype
+        r.write = _writes(torch, module, weight)
+        r.whole = base == start and ids.shape == leaf.shape
+        if not r.whole:
+            if (base - start) % esz or min(ids.stride()) < 0 or base + span * esz >= end:
+                return None
+            r.offset = (base - start) // esz
+            r.size, r.stride = tuple(ids.shape), tuple(ids.stride())
+            r.leaf_shape = tuple(leaf.shape)
+        return r
+    return None
+
+
+class _Plan:
+    """A DataLoader's routes, learned at its first batches: module -> route
+    (None: the module's ids are not in the batch)."""
+
+    def __init__(self):
+        self.routes = weakref.WeakKeyDictionary()
+
+
+class _Batch:
+    __slots__ = ("no", "data", "plan", "hinted", "named", "_leaves")
+
+    def __init__(self, no, data, plan):
+        self.no, self.data, self.plan = no, data, plan
+        self.hinted = set()   # id() of the modules whose ids were named ahead
+        self.named = False
+        self._leaves = None
+
+    def leaves(self, torch):
+        if self._leaves is None:
+            self._leaves = _leaves(torch, self.data)
+        return self._leaves
+
+
+def _hint_ahead(torch, b):
+    """Names batch b's rows for every routed module, asynchronously."""
+    flags = _lib.PREFETCH_ASYNC
+    for module, route in list(b.plan.routes.items()):
+        if route is None:
+            continue
+        ids = route.ids_in(torch, b.data)
+        if ids is None:
+            continue
+        weight, row_bytes = _managed_weight(module)
+        if weight is None:
+            continue
+        _prefetch(weight, row_bytes, ids, b.no,
+                  flags | (_lib.PREFETCH_WRITE if route.write else 0))
+        b.hinted.add(id(module))
+        _S.counters.loader_calls += 1
+    b.named = bool(b.hinted)
+    if b.named:
+        _S.counters.batches_ahead += 1
+
+
+# ---- The forward pre-hook ---------------------------------------------------
+
+def _on_lookup(module, args):
+    torch = _S.torch
+    if not args or not _usable_ids(torch, args[0]):
+        return
+    weight, row_bytes = _managed_weight(module)
+    if weight is None:
+        return
+    ids = args[0]
+    cur = _S.current
+    if cur is not None:
+        if id(module) in cur.hinted:
+            _S.counters.covered += 1
+            return
+        if module not in cur.plan.routes:
+            route = _learn(torch, cur, module, ids, weight)
+            cur.plan.routes[module] = route
+            if route is not None:
+                _S.counters.routes += 1
+    else:
+        if id(module) in _S.seen:
+            _S.enter(_S.number())
+        _S.seen.add(id(module))
+    _prefetch(weight, row_bytes, ids, _S.batch_no,
+              _lib.PREFETCH_WRITE if _writes(torch, module, weight) else 0)
+    _S.counters.prehook_calls += 1
+
+
+def _make_pre_hook(torch):
+    kinds = (torch.nn.Embedding, torch.nn.EmbeddingBag)
+
+    def mtier_embedding_pre_hook(module, args):
+        if _S.on and isinstance(module, kinds):
+            try:
+                _on_lookup(module, args)
+            except Exception as e:  # noqa: BLE001 - never into the trainer
+                _S.fail("the embedding pre-hook", e)
+        return None
+
+    return mtier_embedding_pre_hook
+
+
+# ---- The DataLoader lookahead ---------------------------------------------
+
+class _Ahead:
+    """One DataLoader iterator's batches pulled ahead: `buf` holds the next
+    ones in order; `end` the exception (StopIteration included) that the
+    iterator raised when pulled past them, raised in its turn."""
+
+    def __init__(self, plan):
+        self.plan = plan
+        self.buf = collections.deque()
+        self.end = None
+
+    def next(self, it, pull):
+        while self.end is None and len(self.buf) <= _S.k:
+            try:
+                data = pull(it)
+            except Exception as e:  # noqa: BLE001 - the loader's, raised in its turn
+                self.end = e
+            else:
+                self.buf.append(_Batch(_S.number(), data, self.plan))
+        if not self.buf:
+            end, self.end = self.end, None
+            if isinstance(end, StopIteration) and _S.current is not None \
+                    and _S.current.plan is self.plan:
+                _S.current = None
+            raise end
+        b = self.buf.popleft()
+        try:
+            _S.current = b
+            _S.enter(b.no)
+            if self.plan.routes:
+                for nb in self.buf:
+                    if not nb.named:
+                        _hint_ahead(_S.torch, nb)
+        except Exception as e:  # noqa: BLE001
+            _S.fail("the DataLoader lookahead", e)
+        return b.data
+
+
+def _patch_loader(torch):
+    from torch.utils.data import dataloader as dl
+    base = dl._BaseDataLoaderIter
+    pull = base.__next__
+
+    @functools.wraps(pull)
+    def __next__(self):
+        d = self.__dict__
+        ahead = d.get("_mtier_ahead")
+        if ahead is None:
+            if not _S.on or _S.k <= 0:
+                return pull(self)
+            plan = d.get("_mtier_plan") or _Plan()
+            ahead = d["_mtier_ahead"] = _Ahead(plan)
+        return ahead.next(self, pull)
+
+    base.__next__ = __next__
+    loader_iter = dl.DataLoader.__iter__
+
+    @functools.wraps(loader_iter)
+    def __iter__(self):
+        it = loader_iter(self)
+        try:
+            d = it.__dict__
+            d.pop("_mtier_ahead", None)  # a persistent-workers iterator, reset
+            d["_mtier_plan"] = self.__dict__.setdefault("_mtier_plan", _Plan())
+        except AttributeError:
+            pass
+        return it
+
+    dl.DataLoader.__iter__ = __iter__
+
+
+# ---- Start and exit -------------------------------------------------------
+
+def _lookahead_option():
+    text = os.environ.get("MTIER_LOOKAHEAD", "1").strip() or "1"
+    try:
+        k = int(text)
+        if 0 <= k <= MAX_LOOKAHEAD:
+            return k, None
+    except ValueError:
+        pass
+    return 1, f"MTIER_LOOKAHEAD={text!r} is not a number of batches 0..{MAX_LOOKAHEAD}; using 1"
+
+
+def _summary():
+    c = _S.counters
+    say(f"torch: lookahead K={_S.k}: {c.batches_ahead} batches named ahead "
+        f"({c.loader_calls} calls), {c.covered} embedding ops found their rows named "
+        f"already, {c.prehook_calls} named by the pre-hook, {c.routes} loader routes learned")
+
+
+def activate(torch):
+    """Starts the integration; returns the status line."""
+    global _S
+    if _S is not None:
+        return "active"
+    lib = _lib.load()
+    if lib is None:
+        return "inactive: libmtier.so is not loaded in this process"
+    if not hasattr(torch.nn.modules.module, "register_module_forward_pre_hook"):
+        return f"inactive: torch {torch.__version__} has no global module pre-hooks"
+    k, warning = _lookahead_option()
+    if warning:
+        say(warning)
+    _S = _State(torch, lib, k)
+    torch.nn.modules.module.register_module_forward_pre_hook(_make_pre_hook(torch))
+    _patch_loader(torch)
+    if os.environ.get("MTIER_STATS", "0") not in ("", "0") or verbose():
+        atexit.register(_summary)
+    ahead = f"DataLoader lookahead {k} batch{'es' if k != 1 else ''}" if k else \
+        "DataLoader lookahead off (MTIER_LOOKAHEAD=0)"
+    return f"active: nn.Embedding/nn.EmbeddingBag ids named before each lookup; {ahead}"
+
+
+def counters():
+    """The integration's own counts (a dict), or None when inactive."""
+    return None if _S is None else dict(vars(_S.counters), lookahead=_S.k, on=_S.on)

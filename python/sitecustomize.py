@@ -1,0 +1,41 @@
+"""mtier's sitecustomize: starts mtier's PyTorch integration, then runs the
+sitecustomize this one shadows (Debian ships one in /etc/python3.X).
+
+`mtier run` puts this file's directory first on PYTHONPATH; a plain
+LD_PRELOAD user sets PYTHONPATH to it (see mtier-run(1)). It must never
+break a Python program: it does nothing until torch is imported, nothing
+when libmtier.so is not loaded, and any error of its own is swallowed
+(said on stderr with MTIER_VERBOSE=1).
+"""
+
+
+def _mtier_start():
+    try:
+        import mtier._boot
+        mtier._boot.install()
+    except Exception as e:  # noqa: BLE001 - never break the program
+        import os
+        import sys
+        if os.environ.get("MTIER_VERBOSE", "0") not in ("", "0"):
+            print(f"mtier: torch integration not loaded: {e!r}", file=sys.stderr)
+
+
+def _chain():
+    """Runs the next sitecustomize on sys.path (the one this file shadows),
+    as `sitecustomize`, as site.py would have."""
+    import importlib.machinery
+    import importlib.util
+    import os
+    import sys
+    here = os.path.dirname(os.path.abspath(__file__))
+    path = [p for p in sys.path if os.path.abspath(p or os.curdir) != here]
+    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", path)
+    if spec is None or spec.loader is None:
+        return
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["sitecustomize"] = module
+    spec.loader.exec_module(module)
+
+
+_mtier_start()
+_chain()
