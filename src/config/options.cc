@@ -163,7 +163,7 @@ bool has_prefix(std::string_view s, std::string_view p) { return s.substr(0, p.s
 bool reserved_variable(std::string_view name) {
   return name == "MTIER_CONF" || name == "MTIER_LOG_FD" ||
          name == "MTIER_LIBRARY" || name == "MTIER_INTERPOSE" ||
-         has_prefix(name, "MTIER_TEST_");
+         name == "MTIER_LOOKAHEAD" || has_prefix(name, "MTIER_TEST_");
 }
 
 // secure_getenv semantics: a setuid/setgid program ignores the environment.
