@@ -1,8 +1,10 @@
 #!/bin/bash
-# bench-trainer.sh: steps/s of the DLRM test trainer (tests/trainer/dlrm_train.py)
-# all in DRAM without mtier and under mtier at several DRAM budgets, on the
-# same generated trace; medians of N runs and ratios to the baseline, printed
-# beside the workload. Run with --help for the options.
+# bench-trainer.sh: steps/s and set-up time of the DLRM test trainer
+# (tests/trainer/dlrm_train.py) all in DRAM without mtier, under the kernel's
+# swap in a memory cgroup (`mtier bench swap-run`) and under mtier with 0..K
+# steps of lookahead, at several DRAM budgets, on the same generated trace;
+# medians of N runs and ratios to the baseline and to swap, printed beside
+# the workload. Run with --help for the options.
 set -eu
 
 usage() {
@@ -10,28 +12,45 @@ usage() {
 usage: scripts/bench-trainer.sh [options] [-- trainer options...]
 
 Runs tests/trainer/dlrm_train.py (Debian's /usr/bin/python3 + python3-torch)
-in four configurations, REPEATS times each, interleaved (run 1 of every
+in these configurations, REPEATS times each, interleaved (run 1 of every
 configuration, then run 2, ...), all on the same generated trace (same
-workload options, same seed):
+workload options, same seed); B is each of --budgets, in % of the table bytes:
 
-  all tables in DRAM, no mtier (the baseline)
-  LD_PRELOAD=libmtier.so, MTIER_DRAM_BYTES = 2x the table bytes (overhead goal:
-      at most 3% slower than the baseline)
-  LD_PRELOAD=libmtier.so, MTIER_DRAM_BYTES = 50% of the table bytes
-  LD_PRELOAD=libmtier.so, MTIER_DRAM_BYTES = 25% of the table bytes
+  dram             all tables in DRAM, no mtier (the baseline)
+  mtier B% K=1     for each B >= 100: LD_PRELOAD=libmtier.so,
+                   MTIER_DRAM_BYTES = B% of the table bytes, MTIER_LOOKAHEAD=1
+                   (the integration's overhead; goal: at most 3% slower than
+                   the baseline)
+  swap B%          for each B < 100: no mtier, the kernel's swap: run by
+                   `mtier bench swap-run` in a memory cgroup whose limit is
+                   B% of the table bytes + the trainer's non-table memory
+                   (--swap-slack), swapping to a swap file of its own in the
+                   store directory (same disk as mtier's store); needs root, a
+                   memory cgroup and swap, else "skipped" with the reason
+  mtier B% K=k     for each B < 100 and each k of --lookahead: LD_PRELOAD=
+                   libmtier.so, MTIER_DRAM_BYTES = B% of the table bytes,
+                   MTIER_LOOKAHEAD=k
 
-and prints, per configuration, the median steps/s (the trainer's own figure:
-forward + backward + SGD only, not init and not the workload generator),
-its spread across the runs and its ratio to the baseline's median, the same
-for the second half of the steps (after the warm-up) and for 1 / the median
-step time, the median init time, and whether every step's loss and the
-final weights' hash equal the baseline's. The workload (tables,
-rows, dims, pooling, Zipf skew, batch, steps, seed) is printed with them.
+Every mtier run also has MTIER_MIN_BYTES, MTIER_STATS=1, a fresh store
+directory (MTIER_STORE_PATH) and PYTHONPATH=<checkout>/python (before any
+PYTHONPATH already set), where mtier's Python package reads MTIER_LOOKAHEAD.
+
+Prints one table, a row per configuration: the median steps/s (the
+trainer's own figure: forward + backward + SGD only, not init and not the
+workload generator), its spread across the runs and its ratio to the
+baseline's median, the same for the second half of the steps (after the
+warm-up) and for 1 / the median step time, the median set-up time (the
+trainer's init_s: model build and table init, before the first step),
+steps/s over swap's at the same budget, and whether every step's loss and
+the final weights' hash equal the baseline's. The workload (tables, rows,
+dims, pooling, Zipf skew, batch, steps, seed) is printed with them.
 
 options:
   --lib PATH          libmtier.so (default: $abs_top_builddir/lib/.libs, else
                       build/lib/.libs, lib/.libs or ../build/lib/.libs of
                       this checkout, the first that exists)
+  --mtier PATH        the mtier command, for the swap runs (default: tools/mtier
+                      of the build of --lib, else mtier on PATH)
   --repeats N         runs per configuration (default 3)
   --preset NAME       trainer preset: small, ci, cgroup, long (default ci)
   --tables SPEC       tables, COUNTxROWSxDIM[,...] (overrides the preset's)
@@ -42,16 +61,23 @@ options:
   --zipf S[,S...]     Zipf exponents cycled over the tables (trainer default)
   --seed N            workload and init seed (default 42)
   --threads N         torch threads (default 1)
-  --budgets LIST      mtier budgets in % of the table bytes (default 200,50,25)
+  --budgets LIST      DRAM budgets in % of the table bytes (default 200,50,25)
+  --lookahead LIST    MTIER_LOOKAHEAD values of the mtier runs at budgets below
+                      100% (default 0,1,2; empty: none); budgets >= 100% run
+                      with 1
+  --swap-slack SIZE   the swap cgroup's limit beyond the budget (K, M, G
+                      suffixes; default: measured, the first baseline run's
+                      anonymous RSS after init minus the table bytes)
   --min-bytes SIZE    MTIER_MIN_BYTES (default: half the smallest table)
   --store DIR         directory for the file store (default /var/tmp; a
-                      fresh subdirectory per run, removed afterwards)
+                      fresh subdirectory per run, removed afterwards) and
+                      the swap runs' swap file (one per run, removed)
   --python PATH       the Python with torch (default /usr/bin/python3)
   --keep DIR          keep every run's stdout and stderr in DIR
   -h, --help          this text
 Anything after -- goes to the trainer unchanged. MTIER_* variables already in
-the environment (other than those set here) apply to the mtier runs and are
-printed with the results.
+the environment (other than those set here; MTIER_LOOKAHEAD is unset) apply
+to the mtier runs and are printed with the results.
 EOF
 }
 
@@ -59,10 +85,13 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 TRAINER="$here/tests/trainer/dlrm_train.py"
 PYTHON=/usr/bin/python3
 LIB=
+MTIER=
 REPEATS=3
 PRESET=ci
 STEPS=200
 BUDGETS=200,50,25
+LOOKAHEAD=0,1,2
+SWAP_SLACK=
 STORE=/var/tmp
 MIN_BYTES=
 KEEP=
@@ -72,10 +101,13 @@ while [ $# -gt 0 ]; do
   case $1 in
     -h|--help) usage; exit 0 ;;
     --lib) LIB=$2; shift 2 ;;
+    --mtier) MTIER=$2; shift 2 ;;
     --repeats) REPEATS=$2; shift 2 ;;
     --preset) PRESET=$2; shift 2 ;;
     --steps) STEPS=$2; shift 2 ;;
     --budgets) BUDGETS=$2; shift 2 ;;
+    --lookahead) LOOKAHEAD=$2; shift 2 ;;
+    --swap-slack) SWAP_SLACK=$2; shift 2 ;;
     --min-bytes) MIN_BYTES=$2; shift 2 ;;
     --store) STORE=$2; shift 2 ;;
     --python) PYTHON=$2; shift 2 ;;
@@ -97,6 +129,20 @@ if [ -z "$LIB" ]; then
 fi
 [ -f "$LIB" ] || { echo "bench-trainer.sh: $LIB: no such file" >&2; exit 1; }
 LIB=$(cd "$(dirname "$LIB")" && pwd)/$(basename "$LIB")
+if [ -z "$MTIER" ]; then
+  MTIER=$(dirname "$LIB")/../../tools/mtier
+  [ -x "$MTIER" ] || MTIER=$(command -v mtier || true)
+fi
+for v in ${BUDGETS//,/ } ${LOOKAHEAD//,/ }; do
+  case $v in
+    ''|*[!0-9]*) echo "bench-trainer.sh: --budgets and --lookahead want whole numbers: '$v'" >&2; exit 2 ;;
+  esac
+done
+if [ -n "$SWAP_SLACK" ]; then
+  SWAP_SLACK=$(numfmt --from=iec "$SWAP_SLACK" 2>/dev/null) ||
+    { echo "bench-trainer.sh: --swap-slack: not a size" >&2; exit 2; }
+fi
+unset MTIER_LOOKAHEAD
 "$PYTHON" -c 'import torch, numpy' 2>/dev/null ||
   { echo "bench-trainer.sh: $PYTHON cannot import torch and numpy" >&2; exit 1; }
 
@@ -115,19 +161,24 @@ mib() { awk -v b="$1" 'BEGIN { printf "%.1f MiB", b / 1048576 }'; }
 # median of the numbers on stdin
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-names=(base)
-labels=("all tables in DRAM, no mtier")
-budgets=(0)
-IFS=, read -r -a pcts <<<"$BUDGETS"
-for p in "${pcts[@]}"; do
-  names+=("b$p")
+
+# The configurations, in the order they run and are printed: name, kind
+# (base, swap or mtier), budget in % and in bytes, lookahead K, label.
+names=() kinds=() pcts=() budgets=() ks=() labels=()
+config() { names+=("$1"); kinds+=("$2"); pcts+=("$3"); budgets+=("$4"); ks+=("$5"); labels+=("$6"); }
+config base base 0 0 - "dram (all tables in DRAM)"
+IFS=, read -r -a budget_list <<<"$BUDGETS"
+IFS=, read -r -a lookahead_list <<<"$LOOKAHEAD"
+for p in "${budget_list[@]}"; do
   b=$(( table_bytes * p / 100 / 4096 * 4096 ))
-  budgets+=("$b")
   if [ "$p" -ge 100 ]; then
-    labels+=("mtier, budget $(awk -v p="$p" 'BEGIN { printf "%gx", p / 100 }') tables ($(mib "$b"))")
-  else
-    labels+=("mtier, budget $p% ($(mib "$b"))")
+    config "m${p}k1" mtier "$p" "$b" 1 "mtier $p% K=1 ($(mib "$b"))"
+    continue
   fi
+  config "s$p" swap "$p" "$b" - "swap $p% ($(mib "$b"))"
+  for k in "${lookahead_list[@]}"; do
+    config "m${p}k$k" mtier "$p" "$b" "$k" "mtier $p% K=$k ($(mib "$b"))"
+  done
 done
 
 blas=$(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3 2>/dev/null || echo unknown)
@@ -139,25 +190,81 @@ echo "  python: $PYTHON, torch $("$PYTHON" -c 'import torch; print(torch.__versi
 echo "  library: $LIB; MTIER_MIN_BYTES=$MIN_BYTES ($(mib "$MIN_BYTES")); file store under $STORE ($(df -PT "$STORE" | awk 'NR == 2 { print $2 }')); other MTIER_* in effect: ${mtier_env:-none}"
 echo "  machine: $(nproc) CPUs, $(awk '/^MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo) RAM, load $(cut -d' ' -f1-3 /proc/loadavg)"
 
+# The swap runs: why they cannot run here (from the first one), why a
+# configuration's runs stopped, and the cgroup's allowance beyond the budget.
+swap_skip=
+[ -n "$MTIER" ] && [ -x "$MTIER" ] || swap_skip="no mtier command for \`mtier bench swap-run\` (give --mtier)"
+declare -A failed=()
+slack_how="given by --swap-slack"
+hwm=0
+vmstat_swap() { awk '$1 == "pswpin" { i = $2 } $1 == "pswpout" { o = $2 } END { print i + 0, o + 0 }' /proc/vmstat; }
+
+# run_swap I OUT ERR: one swap run; 1 (with swap_skip or failed[] set) when
+# it did not complete.
+run_swap() {
+  local n=${names[$1]} limit=$(( budgets[$1] + SWAP_SLACK )) rc=0 before
+  # Swap for all the trainer's peak beyond the limit (the init's temporaries
+  # too), a quarter more, and 64 MiB.
+  local swap=$(( (hwm > limit ? hwm - limit : 0) * 5 / 4 + (64 << 20) ))
+  before=$(vmstat_swap)
+  "$MTIER" bench swap-run --limit "$limit" --dir "$STORE" --swap-bytes "$swap" -- \
+    "$PYTHON" "$TRAINER" "${ARGS[@]}" >"$2" 2>"$3" || rc=$?
+  # pages swapped in and out meanwhile, machine-wide
+  paste -d' ' <(echo "$before") <(vmstat_swap) | awk '{ print $3 - $1, $4 - $2 }' >"$2.vmstat"
+  case $rc in
+    0) return 0 ;;
+    77) swap_skip=$(sed -n 's/^mtier bench swap-run: cannot run here: //p' "$3" | head -n 1)
+        swap_skip=${swap_skip:-$(tail -n 1 "$3")} ;;
+    *) failed[$n]="status $rc: $(grep -E '^mtier bench swap-run: |Error|Killed' "$3" | tail -n 1)"
+       tail -n 5 "$3" >&2 ;;
+  esac
+  return 1
+}
+
 for r in $(seq 1 "$REPEATS"); do
   for i in "${!names[@]}"; do
     n=${names[$i]}
     out="$WORK/$n.$r.out" err="$WORK/$n.$r.err"
-    if [ "$n" = base ]; then
-      "$PYTHON" "$TRAINER" "${ARGS[@]}" >"$out" 2>"$err" || { cat "$err" >&2; echo "run failed: ${labels[$i]}" >&2; exit 1; }
-    else
-      store=$(mktemp -d "$STORE/bench-trainer-store.XXXXXX")
-      rc=0
-      env LD_PRELOAD="$LIB" MTIER_DRAM_BYTES="${budgets[$i]}" MTIER_MIN_BYTES="$MIN_BYTES" MTIER_STATS=1 \
-        MTIER_STORE_PATH="$store" "$PYTHON" "$TRAINER" "${ARGS[@]}" >"$out" 2>"$err" || rc=$?
-      rm -rf "$store"
-      [ "$rc" -eq 0 ] || { cat "$err" >&2; echo "run failed (status $rc): ${labels[$i]}" >&2; exit 1; }
-    fi
-    printf '  run %d/%d  %-44s %9s steps/s\n' "$r" "$REPEATS" "${labels[$i]}" \
-      "$(sed -n 's/^# steps_per_s //p' "$err")"
+    case ${kinds[$i]} in
+      base)
+        "$PYTHON" "$TRAINER" "${ARGS[@]}" >"$out" 2>"$err" || { cat "$err" >&2; echo "run failed: ${labels[$i]}" >&2; exit 1; }
+        if [ "$r" -eq 1 ]; then
+          hwm=$(sed -n 's/^# vmhwm_bytes //p' "$err")
+          if [ -z "$SWAP_SLACK" ]; then
+            anon=$(sed -n 's/^# rss_anon_after_init_bytes //p' "$err")
+            SWAP_SLACK=$(( ${anon:-0} > table_bytes ? anon - table_bytes : 0 ))
+            slack_how="measured: run 1 of dram's anonymous RSS after init, $(mib "${anon:-0}"), minus the table bytes; not its VmHWM ($(mib "$hwm")), which also counts the init's temporaries (under swap they go to the swap file, as under mtier to its store) and shared library pages (not charged to the cgroup)"
+          fi
+        fi ;;
+      swap)
+        if [ -n "$swap_skip" ] || [ -n "${failed[$n]:-}" ]; then continue; fi
+        if ! run_swap "$i" "$out" "$err"; then
+          printf '  run %d/%d  %-30s %s\n' "$r" "$REPEATS" "${labels[$i]}" \
+            "${swap_skip:+skipped ($swap_skip)}${failed[$n]:+FAILED (${failed[$n]})}"
+          continue
+        fi ;;
+      mtier)
+        store=$(mktemp -d "$STORE/bench-trainer-store.XXXXXX")
+        rc=0
+        env LD_PRELOAD="$LIB" MTIER_DRAM_BYTES="${budgets[$i]}" MTIER_MIN_BYTES="$MIN_BYTES" MTIER_STATS=1 \
+          MTIER_STORE_PATH="$store" MTIER_LOOKAHEAD="${ks[$i]}" PYTHONPATH="$here/python${PYTHONPATH:+:$PYTHONPATH}" \
+          "$PYTHON" "$TRAINER" "${ARGS[@]}" >"$out" 2>"$err" || rc=$?
+        rm -rf "$store"
+        [ "$rc" -eq 0 ] || { cat "$err" >&2; echo "run failed (status $rc): ${labels[$i]}" >&2; exit 1; }
+        # mtier refusing its environment runs the trainer all in DRAM: not an mtier run.
+        if grep -q 'running with plain allocation' "$err"; then
+          grep -E '^(<[0-7]>)?mtier: ' "$err" >&2
+          echo "run not under mtier (it fell back to plain allocation): ${labels[$i]}" >&2
+          exit 1
+        fi ;;
+    esac
+    printf '  run %d/%d  %-30s %9s steps/s, init %s s\n' "$r" "$REPEATS" "${labels[$i]}" \
+      "$(sed -n 's/^# steps_per_s //p' "$err")" "$(sed -n 's/^# init_s //p' "$err")"
   done
 done
 
+# Whether configuration I has all its runs.
+complete() { [ "${kinds[$1]}" != swap ] || { [ -z "$swap_skip" ] && [ -z "${failed[${names[$1]}]:-}" ]; }; }
 vals() { for r in $(seq 1 "$REPEATS"); do sed -n "s/^# $2 \([0-9.]*\).*/\1/p" "$WORK/$1.$r.err"; done; }
 med() { vals "$1" "$2" | median; }
 # (max - min) / median of a figure across the runs, in %
@@ -170,28 +277,58 @@ base_steady=$(med base steady_steps_per_s)
 base_mstep=$(mstep base)
 echo
 echo "results (medians of $REPEATS runs; workload above; same seed, same trace):"
-printf '  %-44s %8s %6s %6s %9s %6s %9s %6s %7s  %s\n' configuration steps/s spread ratio steady/s ratio med-step ratio init_s "same losses+weights"
+printf '  %-30s %8s %6s %6s %9s %6s %9s %6s %7s %7s  %s\n' configuration steps/s spread ratio steady/s ratio \
+  med-step ratio init_s vs-swap "same losses+weights"
 for i in "${!names[@]}"; do
   n=${names[$i]}
+  if ! complete "$i"; then
+    printf '  %-30s %s\n' "${labels[$i]}" "${swap_skip:+skipped: $swap_skip}${failed[$n]:+FAILED: ${failed[$n]}}"
+    continue
+  fi
   sps=$(med "$n" steps_per_s)
   steady=$(med "$n" steady_steps_per_s)
   ms=$(mstep "$n")
   init=$(med "$n" init_s)
+  vs_swap=-
+  if [ "${kinds[$i]}" != base ] && [ "${pcts[$i]}" -lt 100 ] && [ -z "$swap_skip" ] && [ -z "${failed[s${pcts[$i]}]:-}" ]; then
+    vs_swap=$(ratio "$sps" "$(med "s${pcts[$i]}" steps_per_s)")
+  fi
   same=yes
   for r in $(seq 1 "$REPEATS"); do cmp -s "$WORK/base.1.out" "$WORK/$n.$r.out" || same=NO; done
-  printf '  %-44s %8.2f %6s %6s %9.2f %6s %9.2f %6s %7.1f  %s\n' "${labels[$i]}" "$sps" \
+  printf '  %-30s %8.2f %6s %6s %9.2f %6s %9.2f %6s %7.1f %7s  %s\n' "${labels[$i]}" "$sps" \
     "$(spread "$n" steps_per_s)" "$(ratio "$sps" "$base_sps")" "$steady" \
-    "$(ratio "$steady" "$base_steady")" "$ms" "$(ratio "$ms" "$base_mstep")" "$init" "$same"
+    "$(ratio "$steady" "$base_steady")" "$ms" "$(ratio "$ms" "$base_mstep")" "$init" "$vs_swap" "$same"
 done
 echo "  steps/s: steps / time in forward + backward + SGD (not init, not the id generator);"
 echo "  spread: (max - min) / median of steps/s across the runs: differences smaller than the"
 echo "  baseline's spread are noise; steady: the second half of the steps; med-step: 1 / the median"
-echo "  step time (robust to bursts from other work on the machine); ratio: to the baseline's figure"
-echo "mtier's own counts (MTIER_STATS=1 summary at exit, run 1, init and training together):"
+echo "  step time (robust to bursts from other work on the machine); ratio: to the baseline's figure;"
+echo "  init_s: set-up time (model build and table init, before the first step; not in steps/s);"
+echo "  vs-swap: steps/s over swap's at the same budget; K: MTIER_LOOKAHEAD"
+if [ -n "$swap_skip" ]; then
+  echo "swap: skipped ($swap_skip)"
+elif [[ " ${kinds[*]} " == *" swap "* ]]; then
+  echo "swap: cgroup limit = the budget + $(mib "$SWAP_SLACK") for the trainer's non-table memory ($slack_how)"
+  for i in "${!names[@]}"; do
+    if [ "${kinds[$i]}" = swap ] && complete "$i"; then
+      echo "  $(sed -n 's/^mtier bench swap-run: \(cgroup v.*\)/\1/p' "$WORK/${names[$i]}.1.err")"
+      break
+    fi
+  done
+fi
+echo "own counts (run 1, init and training together; mtier: its MTIER_STATS=1 summary at exit;"
+echo "swap: the cgroup's peak and OOM kills, pages swapped in and out machine-wide):"
 for i in "${!names[@]}"; do
-  [ "$i" -gt 0 ] || continue
-  summary=$(grep -E '^(<[0-7]>)?mtier: ' "$WORK/${names[$i]}.1.err" | sed -E 's/^(<[0-7]>)?mtier: (summary: )?//' | tr '\n' ';' || true)
-  printf '  %-44s %s\n' "${labels[$i]}" "$(
+  [ "${kinds[$i]}" != base ] && complete "$i" || continue
+  e="$WORK/${names[$i]}.1.err"
+  if [ "${kinds[$i]}" = swap ]; then
+    printf '  %-30s %s, swap-ins %s, swap-outs %s pages\n' "${labels[$i]}" \
+      "$(sed -n 's/^mtier bench swap-run: cgroup \(peak .*\)/\1/p' "$e")" \
+      $(cat "$WORK/${names[$i]}.1.out.vmstat")
+    continue
+  fi
+  summary=$(grep -E '^(<[0-7]>)?mtier: ' "$e" | sed -E 's/^(<[0-7]>)?mtier: (summary: )?//' | tr '\n' ';' || true)
+  printf '  %-30s %s\n' "${labels[$i]}" "$(
     for k in 'peak resident [0-9.]* MiB' 'faults missing [0-9]*' 'fetches [0-9]*' 'evictions [0-9]*' 'written back [0-9]*'; do
       printf '%s' "$summary" | grep -Eo "$k" | head -n 1
     done | tr '\n' ',' | sed 's/,$//; s/,/, /g')"
@@ -199,8 +336,7 @@ done
 echo "  (the DLRM-style init's temporaries, up to the tables so far + 4x a table, also count against"
 echo "  the budget: a budget above the table bytes can still evict during init)"
 for i in "${!names[@]}"; do
-  p=${pcts[$((i - 1))]:-0}
-  if [ "$i" -gt 0 ] && [ "$p" -ge 100 ]; then
+  if [ "${kinds[$i]}" = mtier ] && [ "${pcts[$i]}" -ge 100 ]; then
     r1=$(ratio "$(med "${names[$i]}" steps_per_s)" "$base_sps")
     r2=$(ratio "$(mstep "${names[$i]}")" "$base_mstep")
     verdict=$(awk -v r="$r1" 'BEGIN { print (r >= 0.97) ? "PASS" : "MISS" }')

@@ -186,7 +186,7 @@ demo::ConfigResult run_swap(const demo::Setup& s, const demo::ConfigResult& dram
   rep->swap_environment = sb.environment();
   bench::MemoryCgroup cg;
   std::string why;
-  if (sb.make_cgroup(rep->cgroup_limit, &cg, &why) < 0) {
+  if (sb.make_cgroup("demo-swap", rep->cgroup_limit, &cg, &why) < 0) {
     r.failure = "cgroup: " + why;
   } else {
     r = demo::run_swap(s, &cg);

@@ -393,6 +393,7 @@ def main():
     t_init = time.monotonic() - t0
     log(f"init_s {t_init:.3f}")
     log(f"rss_after_init_bytes {proc_status('VmRSS')}")
+    log(f"rss_anon_after_init_bytes {proc_status('RssAnon')}")
 
     compute = 0.0
     half_compute = 0.0
