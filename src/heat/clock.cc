@@ -48,6 +48,7 @@ uint64_t ClockHand::sweep(uint64_t budget, std::vector<PageRef>* cold, size_t ma
       // the batch that named it is about to read it).
       if (cold && PageWord::pinned(v)) continue;
       if (test_and_clear_referenced(w)) {
+        if (t->named_ahead.load(std::memory_order_relaxed)) continue;  // table.h
         char* a = t->page_addr(page);
         if (zap_len_ && zap_start_ + zap_len_ == a) {
           zap_len_ += kPageSize;

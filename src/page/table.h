@@ -40,6 +40,12 @@ struct Table {
   PageWordAtomic* words = nullptr;
   std::unique_ptr<PageWordAtomic[]> own_words;
   TableCounters counters;
+  // Set (never cleared) once the lookahead names a page of this table: its
+  // accesses are then seen through the names (the prefetcher marks every
+  // page it names as accessed), so the CLOCK's second chance clears the
+  // referenced bit without zapping the page - a zap would only cost the
+  // next access a MINOR fault that tells nothing new.
+  std::atomic<bool> named_ahead{false};
 
   bool contains(const void* p) const {
     auto c = static_cast<const char*>(p);

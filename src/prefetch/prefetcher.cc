@@ -143,7 +143,11 @@ long Prefetcher::serve(const std::vector<PrefetchKey>& pages, uint64_t batch, bo
   claimed_.clear();
   Table* t = nullptr;
   for (const PrefetchKey& k : pages) {
-    if (!t || t->id != k.table_id) t = core_.tables.by_id(k.table_id);
+    if (!t || t->id != k.table_id) {
+      t = core_.tables.by_id(k.table_id);
+      if (t && !t->named_ahead.load(std::memory_order_relaxed))
+        t->named_ahead.store(true, std::memory_order_relaxed);  // the CLOCK stops zapping it
+    }
     if (!t || k.page >= t->pages) continue;  // freed since the call: nothing to do
     {
       std::lock_guard lk(core_.lock_of(t, k.page));

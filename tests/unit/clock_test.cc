@@ -91,6 +91,18 @@ TEST_F(ClockTest, TheSamplerZapsKeptPagesToo) {
   EXPECT_EQ(core_->counters.sampled_pages.load(), kPages / 2);
 }
 
+TEST_F(ClockTest, ATableTheLookaheadNamesGetsItsSecondChanceWithoutZaps) {
+  // Its accesses are seen through the names: a zap would only cost the next
+  // access a MINOR fault.
+  t_->named_ahead.store(true);
+  ClockHand hand(*core_, false);
+  std::vector<PageRef> cold;
+  EXPECT_EQ(hand.sweep(kPages, &cold, kPages), kPages);
+  EXPECT_EQ(pages_of(cold), (std::vector<uint64_t>{1, 3, 5, 7, 9, 11, 13, 15}));
+  for (uint64_t p = 0; p < kPages; p++) EXPECT_FALSE(referenced(p)) << p;
+  EXPECT_EQ(core_->counters.sampled_pages.load(), 0u) << "nothing zapped";
+}
+
 }  // namespace
 }  // namespace mtier
 

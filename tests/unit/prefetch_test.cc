@@ -50,6 +50,7 @@ TEST_F(PrefetchTest, StorePagesAreReadAtTheQueueDepthAndPlacedIntact) {
   for (uint64_t p = 0; p < 10; p++) e_.put_in_store(p, p + 100, static_cast<char>(0x10 + p));
   EXPECT_EQ(serve(0, 10, 1), 10);
   EXPECT_EQ(e_.core->counters.prefetch_late.load(), 0u) << "nobody waited";
+  EXPECT_TRUE(e_.table->named_ahead.load()) << "the CLOCK stops zapping a table named ahead";
   for (uint64_t p = 0; p < 10; p++) {
     EXPECT_EQ(e_.state(p), PageState::kClean) << p;
     EXPECT_TRUE(e_.page_is(p, static_cast<char>(0x10 + p))) << p;
