@@ -33,6 +33,9 @@ class Lib:
         self.prefetch_rows.argtypes = [c.c_void_p, c.c_size_t, c.c_void_p, c.c_size_t,
                                        c.c_int, c.c_uint64, c.c_uint]
         self.prefetch_rows.restype = c.c_long
+        self.prefetch_wait = dll.mtier_prefetch_wait
+        self.prefetch_wait.argtypes = [c.c_long, c.c_int]
+        self.prefetch_wait.restype = c.c_long
         self.prefetch_advance = dll.mtier_prefetch_advance
         self.prefetch_advance.argtypes = [c.c_uint64]
         self.prefetch_advance.restype = c.c_int

@@ -14,6 +14,7 @@ says the first one once (stderr) and turns the integration off.
 
 import atexit
 import collections
+import errno
 import functools
 import os
 import weakref
@@ -23,12 +24,14 @@ from mtier._boot import say, verbose
 
 MAX_LOOKAHEAD = 64
 MAX_LEAVES = 1024  # tensors looked at in one batch when learning its routes
+WAIT_MS = 10000    # the longest an op waits for its batch's reads (then it faults)
 
 
 class _Counters:
     def __init__(self):
         self.prehook_calls = 0     # synchronous hints from the pre-hook
         self.covered = 0           # ops whose ids the lookahead had named already
+        self.waited = 0            # of which found their batch's reads still running
         self.loader_calls = 0      # asynchronous hints of batches pulled ahead
         self.batches_ahead = 0     # batches pulled ahead and hinted
         self.routes = 0            # (loader, module) pairs learned
@@ -176,7 +179,7 @@ class _Batch:
 
     def __init__(self, no, data, plan):
         self.no, self.data, self.plan = no, data, plan
-        self.hinted = set()   # id() of the modules whose ids were named ahead
+        self.hinted = {}      # id() of the modules whose ids were named ahead -> ticket
         self.named = False
         self._leaves = None
 
@@ -198,9 +201,10 @@ def _hint_ahead(torch, b):
         weight, row_bytes = _managed_weight(module)
         if weight is None:
             continue
-        _prefetch(weight, row_bytes, ids, b.no,
-                  flags | (_lib.PREFETCH_WRITE if route.write else 0))
-        b.hinted.add(id(module))
+        ticket = _prefetch(weight, row_bytes, ids, b.no,
+                           flags | (_lib.PREFETCH_WRITE if route.write else 0))
+        if ticket > 0:
+            b.hinted[id(module)] = ticket
         _S.counters.loader_calls += 1
     b.named = bool(b.hinted)
     if b.named:
@@ -219,8 +223,14 @@ def _on_lookup(module, args):
     ids = args[0]
     cur = _S.current
     if cur is not None:
-        if id(module) in cur.hinted:
+        ticket = cur.hinted.get(id(module))
+        if ticket is not None:
+            # Named ahead: if its reads still run, wait for them (batched at
+            # the store's queue depth) rather than fault the rest one by one.
             _S.counters.covered += 1
+            if _S.lib.prefetch_wait(ticket, 0) == -errno.ETIMEDOUT:
+                _S.counters.waited += 1
+                _S.lib.prefetch_wait(ticket, WAIT_MS)
             return
         if module not in cur.plan.routes:
             route = _learn(torch, cur, module, ids, weight)
@@ -339,7 +349,8 @@ def _summary():
     c = _S.counters
     say(f"torch: lookahead K={_S.k}: {c.batches_ahead} batches named ahead "
         f"({c.loader_calls} calls), {c.covered} embedding ops found their rows named "
-        f"already, {c.prehook_calls} named by the pre-hook, {c.routes} loader routes learned")
+        f"already ({c.waited} waited for the reads), {c.prehook_calls} named by the pre-hook, "
+        f"{c.routes} loader routes learned")
 
 
 def activate(torch):
