@@ -6,12 +6,16 @@
 // end to end (every page wanted, so residency presses on the budget). Each
 // update adds a known amount to a word, so at the end every word is checked
 // against its expected value: data must survive every eviction, fetch and
-// daemon order. Prints "pid N ready" when the tables are filled (the test
+// daemon order. With --prefetch, each round of the hot range first names it
+// to the lookahead (mtier_prefetch_ranges, batch = the round, then
+// mtier_prefetch_advance), as a trainer does for its next batch. Prints
+// "pid N ready" when the tables are filled (the test
 // waits for it) and "ok" at the end; any mismatch: exit 1 with the word.
 // Options come from MTIER_* variables (mtier.conf(5)).
 #include <getopt.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -75,17 +79,19 @@ int main(int argc, char** argv) {
   size_t mib = 16;
   unsigned hot_percent = 25;
   double seconds = 5;
-  bool sweep = false;
+  bool sweep = false, prefetch = false;
   static const struct option longs[] = {{"mib", required_argument, nullptr, 'm'},
                                         {"hot-percent", required_argument, nullptr, 'p'},
                                         {"seconds", required_argument, nullptr, 's'},
                                         {"sweep", no_argument, nullptr, 'w'},
+                                        {"prefetch", no_argument, nullptr, 'f'},
                                         {nullptr, 0, nullptr, 0}};
   for (int c; (c = getopt_long(argc, argv, "", longs, nullptr)) != -1;) {
     if (c == 'm') mib = strtoul(optarg, nullptr, 10);
     else if (c == 'p') hot_percent = static_cast<unsigned>(strtoul(optarg, nullptr, 10));
     else if (c == 's') seconds = strtod(optarg, nullptr);
     else if (c == 'w') sweep = true;
+    else if (c == 'f') prefetch = true;
     else return 2;
   }
   Table hot, cold;
@@ -99,6 +105,14 @@ int main(int argc, char** argv) {
     if (sweep) {
       sink += touch(hot, 0, pages) + touch(cold, 0, pages);
     } else {
+      if (prefetch) {
+        struct mtier_range r = {hot.words, hot_pages * 4096};
+        long rc = mtier_prefetch_ranges(&r, 1, rounds + 1, MTIER_PREFETCH_WRITE);
+        if (rc < 0 || mtier_prefetch_advance(rounds + 1) < 0) {
+          fprintf(stderr, "hot_range: prefetch: %s\n", strerror(rc < 0 ? -static_cast<int>(rc) : EINVAL));
+          return 1;
+        }
+      }
       sink += touch(hot, 0, hot_pages);
       usleep(1000);  // a trainer's pace: the sampler's faults, not a busy loop
     }
