@@ -16,7 +16,7 @@ def _mtier_start():
     except Exception as e:  # noqa: BLE001 - never break the program
         import os
         import sys
-        if os.environ.get("MTIER_VERBOSE", "0") not in ("", "0"):
+        if os.environ.get("MTIER_VERBOSE", "0").strip().lower() not in ("", "0", "false", "no", "off"):
             print(f"mtier: torch integration not loaded: {e!r}", file=sys.stderr)
 
 
@@ -27,10 +27,11 @@ def _chain():
     import importlib.util
     import os
     import sys
-    here = os.path.dirname(os.path.abspath(__file__))
-    path = [p for p in sys.path if os.path.abspath(p or os.curdir) != here]
+    here = os.path.dirname(os.path.realpath(__file__))
+    path = [p for p in sys.path if os.path.realpath(p or os.curdir) != here]
     spec = importlib.machinery.PathFinder.find_spec("sitecustomize", path)
-    if spec is None or spec.loader is None:
+    if spec is None or spec.loader is None or (
+            spec.origin and os.path.realpath(spec.origin) == os.path.realpath(__file__)):
         return
     module = importlib.util.module_from_spec(spec)
     sys.modules["sitecustomize"] = module

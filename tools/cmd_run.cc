@@ -309,12 +309,12 @@ std::string python_site_dir(const std::string& lib) {
   return "";
 }
 
-// PYTHONPATH for the program: mtier's directory first, then the installed
-// package's directory when the package is not beside sitecustomize.py (in
-// case Python's own path lacks it), then what it was.
+// PYTHONPATH for the program: mtier's directory first, then what it was.
+// (Not the installed package's directory: Python's own path has it, and on
+// PYTHONPATH it would come before a virtual environment's packages in every
+// Python the program starts.)
 std::string python_path(const std::string& site, const char* old) {
   std::string out = site;
-  if (!is_file(site + "/mtier/__init__.py") && *MTIER_PYTHONDIR) out += ":" MTIER_PYTHONDIR;
   if (old && *old) out += std::string(":") + old;
   return out;
 }

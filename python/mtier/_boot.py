@@ -1,17 +1,20 @@
 """Start-up: waits for torch to be imported, then activates the integration
 (mtier._torch) if libmtier.so is loaded. Costs nothing in a program that
 never imports torch: one finder on sys.meta_path that answers only for
-"torch" and removes itself then."""
+"torch" (with the spec the other finders give, its loader wrapped) and
+removes itself once torch's module code has run."""
 
-import importlib.machinery
+import importlib.abc
 import os
 import sys
 
 _state = {"status": "waiting for torch to be imported"}
+_FALSE = ("", "0", "false", "no", "off")
 
 
 def _flag(name, default):
-    return os.environ.get(name, default) not in ("", "0")
+    """A boolean variable, with the values the library takes for false."""
+    return os.environ.get(name, default).strip().lower() not in _FALSE
 
 
 def verbose():
@@ -19,7 +22,11 @@ def verbose():
 
 
 def say(msg):
-    print(f"mtier: {msg}", file=sys.stderr, flush=True)
+    """One line on stderr; never raises (a closed or broken stderr)."""
+    try:
+        print(f"mtier: {msg}", file=sys.stderr, flush=True)
+    except Exception:  # noqa: BLE001
+        pass
 
 
 def status():
@@ -37,26 +44,48 @@ def _activate(torch):
         say(f"torch integration {_state['status']}")
 
 
-class _TorchWatcher:
-    """A meta path finder that finds nothing itself: when "torch" is looked
-    up it takes the spec the other finders give and runs _activate once
-    torch's own module code has run."""
+class _TorchLoader(importlib.abc.Loader):
+    """torch's own loader, which runs _activate once the module has run.
+    Anything else is the inner loader's (resources, get_source...)."""
+
+    def __init__(self, inner, watcher):
+        self._inner = inner
+        self._watcher = watcher
+
+    def create_module(self, spec):
+        return self._inner.create_module(spec)
+
+    def exec_module(self, module):
+        self._inner.exec_module(module)
+        _uninstall(self._watcher)
+        if getattr(module, "__name__", None) == "torch":
+            _activate(module)
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+
+class _TorchWatcher(importlib.abc.MetaPathFinder):
+    """Finds nothing itself: the spec for "torch" comes from the finders
+    after it, its loader wrapped. A lookup that does not import (e.g.
+    importlib.util.find_spec) leaves the watcher in place."""
 
     def find_spec(self, fullname, path=None, target=None):
         if fullname != "torch":
             return None
-        _uninstall(self)
-        spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
-        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
-            return spec
-        inner = spec.loader.exec_module
-
-        def exec_module(module):
-            inner(module)
-            _activate(module)
-
-        spec.loader.exec_module = exec_module
-        return spec
+        try:
+            for finder in list(sys.meta_path):
+                if finder is self or not hasattr(finder, "find_spec"):
+                    continue
+                spec = finder.find_spec(fullname, path, target)
+                if spec is None:
+                    continue
+                if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+                    spec.loader = _TorchLoader(spec.loader, self)
+                return spec
+        except Exception:  # noqa: BLE001 - let the import system try without us
+            return None
+        return None
 
 
 def _uninstall(finder):

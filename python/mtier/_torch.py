@@ -24,7 +24,7 @@ from mtier._boot import say, verbose
 
 MAX_LOOKAHEAD = 64
 MAX_LEAVES = 1024  # tensors looked at in one batch when learning its routes
-WAIT_MS = 10000    # the longest an op waits for its batch's reads (then it faults)
+WAIT_MS = 2000     # the longest an op waits for its batch's reads (then it faults)
 
 
 class _Counters:
@@ -87,8 +87,9 @@ def _managed_weight(module):
 
 
 def _usable_ids(torch, ids):
-    return (isinstance(ids, torch.Tensor) and ids.device.type == "cpu"
-            and ids.dtype in (torch.int32, torch.int64) and ids.numel() > 0)
+    return (isinstance(ids, torch.Tensor) and ids.layout == torch.strided
+            and ids.device.type == "cpu" and ids.dtype in (torch.int32, torch.int64)
+            and ids.numel() > 0)
 
 
 def _prefetch(weight, row_bytes, ids, batch, flags):
@@ -108,6 +109,8 @@ class _Route:
         leaf = batch
         try:
             for key in self.path:
+                if isinstance(leaf, dict) and key not in leaf:
+                    return None  # (a defaultdict must not grow)
                 leaf = leaf[key]
         except (KeyError, IndexError, TypeError):
             return None
@@ -127,7 +130,8 @@ def _leaves(torch, data, path=(), out=None, depth=0):
     if len(out) >= MAX_LEAVES or depth > 6:
         return out
     if isinstance(data, torch.Tensor):
-        out.append((path, data))
+        if data.layout == torch.strided:
+            out.append((path, data))
     elif isinstance(data, (tuple, list)):
         for i, x in enumerate(data):
             _leaves(torch, x, path + (i,), out, depth + 1)
@@ -204,10 +208,10 @@ def _hint_ahead(torch, b):
         ticket = _prefetch(weight, row_bytes, ids, b.no,
                            flags | (_lib.PREFETCH_WRITE if route.write else 0))
         if ticket > 0:
-            b.hinted[id(module)] = ticket
+            b.hinted[id(module)] = (ticket, ids.data_ptr(), tuple(ids.shape))
         _S.counters.loader_calls += 1
-    b.named = bool(b.hinted)
-    if b.named:
+    b.named = True
+    if b.hinted:
         _S.counters.batches_ahead += 1
 
 
@@ -223,14 +227,17 @@ def _on_lookup(module, args):
     ids = args[0]
     cur = _S.current
     if cur is not None:
-        ticket = cur.hinted.get(id(module))
-        if ticket is not None:
-            # Named ahead: if its reads still run, wait for them (batched at
-            # the store's queue depth) rather than fault the rest one by one.
+        named = cur.hinted.get(id(module))
+        if named is not None and named[1] == ids.data_ptr() and named[2] == tuple(ids.shape):
+            # Named ahead (these very ids: not an op of another loader's
+            # batch, nor the module's second call): if the reads still run,
+            # wait for them (batched at the store's queue depth) rather than
+            # fault the rest one at a time.
+            del cur.hinted[id(module)]
             _S.counters.covered += 1
-            if _S.lib.prefetch_wait(ticket, 0) == -errno.ETIMEDOUT:
+            if _S.lib.prefetch_wait(named[0], 0) == -errno.ETIMEDOUT:
                 _S.counters.waited += 1
-                _S.lib.prefetch_wait(ticket, WAIT_MS)
+                _S.lib.prefetch_wait(named[0], WAIT_MS)
             return
         if module not in cur.plan.routes:
             route = _learn(torch, cur, module, ids, weight)
@@ -263,17 +270,24 @@ def _make_pre_hook(torch):
 # ---- The DataLoader lookahead ---------------------------------------------
 
 class _Ahead:
-    """One DataLoader iterator's batches pulled ahead: `buf` holds the next
-    ones in order; `end` the exception (StopIteration included) that the
-    iterator raised when pulled past them, raised in its turn."""
+    """One DataLoader iterator's batches: `buf` holds those pulled from it
+    and not yet handed to the trainer, in order; `end` the exception
+    (StopIteration included) it raised when pulled past them, raised in its
+    turn. Batches are pulled ahead only from a loader with workers (a
+    single-process loader runs the dataset in the trainer's process: pulled
+    early, its random draws would interleave differently with the model's)
+    and only once the plan knows which tensors feed the embedding ops."""
 
-    def __init__(self, plan):
+    def __init__(self, plan, workers):
         self.plan = plan
+        self.workers = workers
         self.buf = collections.deque()
         self.end = None
+        self.owned = None  # this iterator's batch that is the current one
 
     def next(self, it, pull):
-        while self.end is None and len(self.buf) <= _S.k:
+        ahead = _S.k if (_S.on and self.workers > 0 and self.plan.routes) else 0
+        while self.end is None and len(self.buf) <= ahead:
             try:
                 data = pull(it)
             except Exception as e:  # noqa: BLE001 - the loader's, raised in its turn
@@ -282,21 +296,36 @@ class _Ahead:
                 self.buf.append(_Batch(_S.number(), data, self.plan))
         if not self.buf:
             end, self.end = self.end, None
-            if isinstance(end, StopIteration) and _S.current is not None \
-                    and _S.current.plan is self.plan:
-                _S.current = None
+            if isinstance(end, StopIteration):
+                self.release()
             raise end
-        b = self.buf.popleft()
+        b = self.buf[0]
         try:
-            _S.current = b
+            _S.current = self.owned = b
             _S.enter(b.no)
-            if self.plan.routes:
-                for nb in self.buf:
-                    if not nb.named:
-                        _hint_ahead(_S.torch, nb)
+            if _S.on and self.plan.routes:
+                for i in range(1, len(self.buf)):
+                    if not self.buf[i].named:
+                        _hint_ahead(_S.torch, self.buf[i])
         except Exception as e:  # noqa: BLE001
             _S.fail("the DataLoader lookahead", e)
+        self.buf.popleft()  # only now: an interrupt above leaves b to come next
         return b.data
+
+    def release(self):
+        """This iterator is done (its end, or dropped): its batch is no
+        longer the current one, and the pins of the batches it named go."""
+        try:
+            if self.owned is not None and _S.current is self.owned:
+                _S.current = None
+                _S.enter(_S.number())
+            self.owned = None
+            self.buf.clear()
+        except Exception as e:  # noqa: BLE001 - also runs from a finalizer
+            _S.fail("the DataLoader lookahead's release", e)
+
+
+_PLANS = weakref.WeakKeyDictionary()  # DataLoader -> _Plan (not on the loader: it pickles)
 
 
 def _patch_loader(torch):
@@ -311,8 +340,9 @@ def _patch_loader(torch):
         if ahead is None:
             if not _S.on or _S.k <= 0:
                 return pull(self)
-            plan = d.get("_mtier_plan") or _Plan()
-            ahead = d["_mtier_ahead"] = _Ahead(plan)
+            ahead = _Ahead(d.get("_mtier_plan") or _Plan(), getattr(self, "_num_workers", 0))
+            d["_mtier_ahead"] = ahead
+            weakref.finalize(self, ahead.release)
         return ahead.next(self, pull)
 
     base.__next__ = __next__
@@ -323,9 +353,14 @@ def _patch_loader(torch):
         it = loader_iter(self)
         try:
             d = it.__dict__
-            d.pop("_mtier_ahead", None)  # a persistent-workers iterator, reset
-            d["_mtier_plan"] = self.__dict__.setdefault("_mtier_plan", _Plan())
-        except AttributeError:
+            old = d.pop("_mtier_ahead", None)  # a persistent-workers iterator, reset
+            if old is not None:
+                old.release()
+            plan = _PLANS.get(self)
+            if plan is None:
+                plan = _PLANS[self] = _Plan()
+            d["_mtier_plan"] = plan
+        except (AttributeError, TypeError):
             pass
         return it
 

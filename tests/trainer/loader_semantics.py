@@ -66,11 +66,19 @@ def main():
             expect(f"{tag}: the epoch after an abandoned one",
                    [values(b) for b in loader], want(23, 4))
             expect(f"{tag}: len", len(loader), 6)
-    # The lookahead really runs: after one batch, K more were pulled.
+    # The lookahead really runs: once an embedding op on a managed table
+    # (4 MiB: run with --min-bytes 2M) has used batch 1's ids, the next
+    # batch pulls K more from a loader with workers; not from one without.
     k = int(sys.argv[1]) if len(sys.argv) > 1 else 1
-    it = iter(DataLoader(Numbers(23), batch_size=4))
-    next(it)
-    expect(f"{k} batches pulled ahead of the trainer", it._num_yielded, 1 + k)
+    emb = torch.nn.EmbeddingBag(16384, 64, mode="sum")
+    for workers, more in ((1, k), (0, 0)):
+        it = iter(DataLoader(Numbers(23), batch_size=4, num_workers=workers))
+        emb(next(it)["i"].view(-1, 1))
+        emb(next(it)["i"].view(-1, 1))
+        expect(f"workers {workers}: {more} batches pulled ahead of the trainer",
+               it._num_yielded, 2 + more)
+        expect(f"workers {workers}: the rest in order", [values(b) for b in it],
+               want(23, 4)[2:])
     # An exception comes in its turn: batches before it, then it, once.
     loader = DataLoader(Numbers(12, bad=9), batch_size=4)
     it = iter(loader)
