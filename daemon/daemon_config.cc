@@ -10,6 +10,7 @@
 #include <variant>
 
 #include "config/parse_text.h"
+#include "config/read_file.h"
 
 namespace mtier::daemon {
 namespace {

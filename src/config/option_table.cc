@@ -12,7 +12,6 @@
 #include "config/options.h"  // parse_size
 #include "config/parse_text.h"
 #include "config/size_ranges.h"
-#include "sys/text_file.h"
 #include "sys/vm.h"
 
 namespace mtier::config {
@@ -292,19 +291,6 @@ int parse_decimal(std::string_view s, uint64_t* out) {
     v = v * 10 + d;
   }
   *out = v;
-  return 0;
-}
-
-int read_config_file(const std::string& path, bool required, std::string* text,
-                     std::string* why) {
-  text->clear();
-  int rc = sys::read_text_file(path, text);
-  if (rc == -ENOENT && !required) return 0;
-  if (rc != 0) {
-    if (why) *why = path + ": cannot read: " + sys::error_text(-rc);
-    text->clear();
-    return rc;
-  }
   return 0;
 }
 

@@ -135,12 +135,6 @@ class Table {
   Hooks hooks_;
 };
 
-// Reads a config file into *text. A missing file is not an error unless
-// `required` (returns 0, *text empty). Returns 0, or -errno with *why =
-// "PATH: cannot read: REASON".
-[[nodiscard]] int read_config_file(const std::string& path, bool required, std::string* text,
-                                   std::string* why);
-
 // "64M"-style rendering: the largest binary unit that divides v exactly.
 std::string human_size(uint64_t v);
 // Parses digits only. Returns 0, -EINVAL (empty or not a digit) or -ERANGE.

@@ -16,6 +16,7 @@
 #include <variant>
 
 #include "config/parse_text.h"
+#include "config/read_file.h"
 
 namespace mtier {
 namespace {

@@ -510,6 +510,17 @@ TEST(LoadAll, ConfThatIsNeitherFileNorText) {
             "(name=value,name=value)");
 }
 
+// MTIER_CONF naming something that is not a regular file: one line that
+// names it, nothing read (mtier.conf(5); the reader: read_file_test).
+TEST(LoadAll, ConfNamingADeviceIsAnErrorThatNamesIt) {
+  Env env{"MTIER_CONF=/dev/zero"};
+  OptionSet o;
+  std::string why;
+  EXPECT_EQ(o.load_all(env.envp(), &why, nullptr), -EINVAL);
+  EXPECT_EQ(why, "/dev/zero: not a regular file (a character device)");
+  EXPECT_EQ(o.describe(), OptionSet().describe());
+}
+
 TEST(LoadAll, MissingEtcFileAndEmptyConfAreFine) {
   TempDir dir;
   Env env{"MTIER_CONF="};

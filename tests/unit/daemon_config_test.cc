@@ -313,7 +313,7 @@ TEST(DaemonConfig, LoadFile) {
   EXPECT_EQ(load_file(missing, true, &c, &why), -ENOENT);
   EXPECT_EQ(why, missing + ": cannot read: No such file or directory");
   EXPECT_EQ(load_file(dir.path(), false, &c, &why), -EISDIR);
-  EXPECT_EQ(why, dir.path() + ": cannot read: Is a directory");
+  EXPECT_EQ(why, dir.path() + ": not a regular file (a directory)");
   std::string good = dir.write("good.conf", "tick_ms = 50\nsources = none\n");
   ASSERT_EQ(load_file(good, true, &c, &why), 0) << why;
   EXPECT_EQ(c.tick_ms, 50u);

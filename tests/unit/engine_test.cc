@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -36,16 +37,22 @@ using testutil::last_allowed_node;
 using testutil::numa_maps_pages;
 using testutil::pattern;
 
+// Set for a death test's child: the directory it works in (SetUp).
+constexpr const char* kChildDirVariable = "MTIER_TEST_ENGINE_DIR";
+
 class EngineTest : public ::testing::Test {
  public:
   void run_unreadable_store();
 
  protected:
   void SetUp() override {
-    // /var/tmp: a disk (O_DIRECT works), where /tmp may be tmpfs.
-    dir_ = std::string("/var/tmp/mtier-engine-test-") +
-           std::to_string(getpid()) + "-" +
-           ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    // /var/tmp: a disk (O_DIRECT works), where /tmp may be tmpfs. A death
+    // test's child (this binary run again) works in its parent's directory,
+    // which the parent's TearDown removes: the child ends with _exit.
+    const char* parent_dir = getenv(kChildDirVariable);
+    dir_ = parent_dir ? std::string(parent_dir)
+                      : std::string("/var/tmp/mtier-engine-test-") + std::to_string(getpid()) +
+                            "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
     std::filesystem::create_directories(dir_);
     opts_.region_bytes = 1ull << 30;
     opts_.dram_bytes = 4ull << 20;
@@ -681,8 +688,10 @@ void unreadable_store_child(EngineTest* self);
 
 TEST_F(EngineTest, UnreadableStoreGivesSigbusAndALoggedReason) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
+  ASSERT_EQ(setenv(kChildDirVariable, dir_.c_str(), 1), 0);
   EXPECT_EXIT(unreadable_store_child(this), ::testing::ExitedWithCode(0),
               "table victim page 10: fetch from file slot .* failed");
+  unsetenv(kChildDirVariable);
 }
 
 }  // namespace

@@ -187,17 +187,5 @@ TEST(OptionTable, HelpListing) {
             "  level = notice\n      a word\n      accepted: low or high\n");
 }
 
-TEST(OptionTable, ConfigFiles) {
-  char dir[] = "/tmp/option_table_test.XXXXXX";
-  ASSERT_NE(mkdtemp(dir), nullptr);
-  std::string missing = std::string(dir) + "/none.conf", text = "stale", why;
-  EXPECT_EQ(read_config_file(missing, false, &text, &why), 0);
-  EXPECT_EQ(text, "");
-  EXPECT_EQ(read_config_file(missing, true, &text, &why), -ENOENT);
-  EXPECT_EQ(why, missing + ": cannot read: No such file or directory");
-  EXPECT_EQ(read_config_file(dir, true, &text, &why), -EISDIR);
-  rmdir(dir);
-}
-
 }  // namespace
 }  // namespace mtier::config
