@@ -1,5 +1,5 @@
 """ctypes bindings to the libmtier.so already loaded in this process
-(LD_PRELOAD): the lookahead calls of lib/mtier.h and mtier_stats().
+(LD_PRELOAD): mtier_table_find and the lookahead calls of lib/mtier.h.
 
 load() returns None when the library is not loaded; nothing here loads it
 (a process that was not started under mtier stays without it)."""
@@ -8,16 +8,6 @@ import ctypes
 
 PREFETCH_ASYNC = 1
 PREFETCH_WRITE = 2
-
-
-class Stats(ctypes.Structure):
-    """struct mtier_stats, field for field (lib/mtier.h)."""
-    _fields_ = [(name, ctypes.c_uint64) for name in (
-        "budget_bytes", "resident_bytes", "peak_resident_bytes", "tables",
-        "store_capacity_bytes", "store_used_bytes", "store_full", "store_errors",
-        "budget_overruns", "slow_budget_bytes", "slow_resident_bytes",
-        "prefetch_calls", "prefetch_reads", "prefetch_hits", "pinned_pages",
-        "window_overflows", "prefetch_pages", "prefetch_late")]
 
 
 class Lib:
@@ -39,16 +29,6 @@ class Lib:
         self.prefetch_advance = dll.mtier_prefetch_advance
         self.prefetch_advance.argtypes = [c.c_uint64]
         self.prefetch_advance.restype = c.c_int
-        self._stats = dll.mtier_stats
-        self._stats.argtypes = [c.POINTER(Stats)]
-        self._stats.restype = c.c_int
-
-    def stats(self):
-        """mtier_stats() as a dict, or None when the engine is not running."""
-        st = Stats()
-        if self._stats(ctypes.byref(st)) != 0:
-            return None
-        return {name: getattr(st, name) for name, _ in Stats._fields_}
 
 
 def load():

@@ -20,7 +20,7 @@ import os
 import weakref
 
 from mtier import _lib
-from mtier._boot import say, verbose
+from mtier._boot import _flag, say, verbose
 
 MAX_LOOKAHEAD = 64
 MAX_LEAVES = 1024  # tensors looked at in one batch when learning its routes
@@ -404,13 +404,8 @@ def activate(torch):
     _S = _State(torch, lib, k)
     torch.nn.modules.module.register_module_forward_pre_hook(_make_pre_hook(torch))
     _patch_loader(torch)
-    if os.environ.get("MTIER_STATS", "0") not in ("", "0") or verbose():
+    if _flag("MTIER_STATS", "0") or verbose():
         atexit.register(_summary)
     ahead = f"DataLoader lookahead {k} batch{'es' if k != 1 else ''}" if k else \
         "DataLoader lookahead off (MTIER_LOOKAHEAD=0)"
     return f"active: nn.Embedding/nn.EmbeddingBag ids named before each lookup; {ahead}"
-
-
-def counters():
-    """The integration's own counts (a dict), or None when inactive."""
-    return None if _S is None else dict(vars(_S.counters), lookahead=_S.k, on=_S.on)
