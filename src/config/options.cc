@@ -93,6 +93,10 @@ constexpr Def kDefs[] = {
     {{"evict_lfu", T::kBool, "false", 0, 1, false,
       "eviction by decayed access frequency (GCLOCK: heat halved per rotation) instead of CLOCK"},
      &Options::evict_lfu},
+    {{"predict_writes", T::kBool, "true", 0, 1, false,
+      "map a page fetched for a read writable while its table's pages mostly get written "
+      "(saves the write fault; a wrong guess costs one write-back)"},
+     &Options::predict_writes},
     {{"evict_batch", T::kUnsigned, "256", 1, 4096, false, "pages written back per eviction batch"},
      &Options::evict_batch},
     {{"min_bytes", T::kSize, "64M", 4096, kPiB, false,

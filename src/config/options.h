@@ -35,6 +35,7 @@ struct Options {
   unsigned prefetch_pages = 0;      // adjacent absent pages fetched with a missing one
   unsigned zero_ahead_pages = 15;   // first touch: following new pages zero-filled with it
   bool evict_lfu = false;           // victims by decayed access frequency (GCLOCK), not CLOCK
+  bool predict_writes = true;       // fetched pages mapped writable where writes are the rule
   unsigned pin_limit_pct = 75;      // lookahead: most of the DRAM budget pinned at once
   uint64_t scan_rate = 128;         // sampler: pages zapped per second, upper bound
   bool scan_idle = false;           // sampler also runs below the low watermark

@@ -150,7 +150,10 @@ uint64_t Evictor::start_run(const PageRef* run, size_t n, bool force, std::vecto
     // Referenced since chosen, or pinned by the lookahead window: only an
     // explicit eviction (force) takes it.
     if ((PageWord::referenced(now) || PageWord::pinned(now)) && !force) continue;
-    if (PageWord::state(now) == PageState::kClean) drop[k] = true;
+    if (PageWord::state(now) == PageState::kClean) {
+      drop[k] = true;
+      run[k].table->write_intent.dropped_clean();
+    }
     if (PageWord::state(now) != PageState::kDirty) continue;
     transition(core_.word(run[k].table, run[k].page), PageEvent::kEvictBegin, run[k].table->id,
                run[k].page);

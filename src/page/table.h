@@ -7,6 +7,7 @@
 #include <string>
 
 #include "page/page_state.h"
+#include "page/write_intent.h"
 #include "sys/page_size.h"
 
 namespace mtier {
@@ -46,6 +47,8 @@ struct Table {
   // referenced bit without zapping the page - a zap would only cost the
   // next access a MINOR fault that tells nothing new.
   std::atomic<bool> named_ahead{false};
+  // Whether its pages fetched for a read are mapped writable (write_intent.h).
+  WriteIntent write_intent;
 
   bool contains(const void* p) const {
     auto c = static_cast<const char*>(p);

@@ -216,8 +216,13 @@ void Prefetcher::read_from(unsigned store, long* read, bool write) {
       src = ios_[io].buf;
       rc = ios_[io++].result;
     }
+    // A hint for reading only still follows the table's write intent: the
+    // hint says what the caller knows, the table what its pages met.
+    bool writable =
+        write || (core_.opts.predict_writes && cl.table->write_intent.map_writable());
     if (rc == 0)
-      rc = place_claimed(core_, cl.table, cl.page, src, write, cl.table->counters.prefetches, false);
+      rc = place_claimed(core_, cl.table, cl.page, src, writable, cl.table->counters.prefetches,
+                         false);
     if (rc == 0) {
       (*read)++;
       core_.counters.prefetch_reads.fetch_add(1, std::memory_order_relaxed);

@@ -241,7 +241,10 @@ void FaultHandler::resolve_present(Table* t, uint64_t page, uint64_t w, uint64_t
   bool write = is_write(flags) || (is_minor(flags) && !core_.continue_wp);
   if (write && s != PageState::kDirty) {
     if (s == PageState::kEvicting) t->counters.evict_cancels.fetch_add(1, std::memory_order_relaxed);
-    else if (is_write(flags)) t->counters.wp_faults.fetch_add(1, std::memory_order_relaxed);
+    else if (is_write(flags)) {
+      t->counters.wp_faults.fetch_add(1, std::memory_order_relaxed);
+      if (s == PageState::kClean) t->write_intent.written();
+    }
     transition(word, PageEvent::kWrite, t->id, page);
   }
   bool keep_wp = core_.continue_wp && PageWord::state(word.load()) != PageState::kDirty;
@@ -358,7 +361,8 @@ void FaultHandler::place(Placement& p) {
   }
   if (p.result < 0) return fail(t, p.page, p.tid, p.result, "fetch");
   auto& c = t->counters;
-  int rc = place_claimed(core_, t, p.page, p.source, p.write,
+  bool write = p.write || (fetched && core_.opts.predict_writes && t->write_intent.map_writable());
+  int rc = place_claimed(core_, t, p.page, p.source, write,
                          fetched ? (p.prefetch ? c.prefetches : c.fetches) : c.zero_fills);
   if (rc < 0 && rc != -EAGAIN) fail(t, p.page, p.tid, rc, "place (UFFDIO_COPY)");
 }

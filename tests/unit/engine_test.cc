@@ -24,6 +24,7 @@
 
 #include "engine/engine.h"
 #include "engine_support.h"
+#include "page/write_intent.h"
 #include "sys/numa.h"
 #include "sys/vm.h"
 
@@ -401,6 +402,99 @@ TEST_F(EngineTest, FreeTableGivesMemoryAndStoreBackAtOnce) {
   char* t2 = table("reused", kPage, &id2);
   EXPECT_EQ(t2, t);  // the extent is reused
   EXPECT_EQ(t2[0], 0);
+}
+
+// Pages fetched for a read are mapped write-protected until the table shows
+// that its pages get written after a read (a training step's forward and
+// backward pass): then they come writable, no WP fault each, but every 16th
+// (the probe that keeps learning). Data written through either mapping
+// survives eviction. `predict` off: every write after a read faults.
+void read_then_write_pass(char* t, int id, uint64_t pages, int round) {
+  for (uint64_t p = 0; p < pages; p++) {
+    ASSERT_TRUE(check_page(t + p * kPage, pattern(id, p, round - 1))) << "page " << p;
+    fill_page(t + p * kPage, pattern(id, p, round));
+  }
+}
+
+TEST_F(EngineTest, WritesAfterReadsMapFetchedPagesWritable) {
+  opts_.scan_rate = 0;
+  start();
+  int id;
+  constexpr uint64_t kPages = 64;
+  char* t = table("learns", kPages * kPage, &id);
+  for (uint64_t p = 0; p < kPages; p++) fill_page(t + p * kPage, pattern(id, p, 0));
+  TableStats before, after;
+  for (int round = 1; round <= 2; round++) {
+    ASSERT_EQ(engine_->evict_table(id), 0);
+    ASSERT_EQ(engine_->table_stats(id, &before), 0);
+    read_then_write_pass(t, id, kPages, round);
+    ASSERT_EQ(engine_->table_stats(id, &after), 0);
+    EXPECT_EQ(after.fetches - before.fetches, kPages);
+    uint64_t wp = after.wp_faults - before.wp_faults;
+    EXPECT_GE(wp, kPages / WriteIntent::kProbeEvery) << "the probes still fault";
+    EXPECT_LE(wp, kPages / WriteIntent::kProbeEvery + 1) << "round " << round;
+  }
+  ASSERT_EQ(engine_->evict_table(id), 0);
+  for (uint64_t p = 0; p < kPages; p++)
+    ASSERT_TRUE(check_page(t + p * kPage, pattern(id, p, 2))) << "page " << p;
+}
+
+TEST_F(EngineTest, WithoutPredictWritesEveryWriteAfterAReadFaults) {
+  opts_.scan_rate = 0;
+  opts_.predict_writes = false;
+  start();
+  int id;
+  constexpr uint64_t kPages = 64;
+  char* t = table("plain", kPages * kPage, &id);
+  for (uint64_t p = 0; p < kPages; p++) fill_page(t + p * kPage, pattern(id, p, 0));
+  ASSERT_EQ(engine_->evict_table(id), 0);
+  TableStats before, after;
+  ASSERT_EQ(engine_->table_stats(id, &before), 0);
+  read_then_write_pass(t, id, kPages, 1);
+  ASSERT_EQ(engine_->table_stats(id, &after), 0);
+  EXPECT_EQ(after.wp_faults - before.wp_faults, kPages);
+}
+
+// A table that stops writing goes back to write-protected fetches (its
+// probes leave DRAM unwritten): a few read-only passes later, evicting what
+// was read writes nothing back.
+TEST_F(EngineTest, ATableThatTurnsReadOnlyIsFetchedWriteProtectedAgain) {
+  opts_.scan_rate = 0;
+  start();
+  int id;
+  constexpr uint64_t kPages = 64;
+  char* t = table("turns", kPages * kPage, &id);
+  for (uint64_t p = 0; p < kPages; p++) fill_page(t + p * kPage, pattern(id, p, 0));
+  ASSERT_EQ(engine_->evict_table(id), 0);
+  read_then_write_pass(t, id, kPages, 1);
+  int clean_pass = -1;
+  for (int pass = 0; pass < 8 && clean_pass < 0; pass++) {
+    TableStats before, after;
+    ASSERT_EQ(engine_->evict_table(id), 0);
+    for (uint64_t p = 0; p < kPages; p++)
+      ASSERT_TRUE(check_page(t + p * kPage, pattern(id, p, 1))) << "page " << p;
+    ASSERT_EQ(engine_->table_stats(id, &before), 0);
+    ASSERT_EQ(engine_->evict_table(id), 0);
+    ASSERT_EQ(engine_->table_stats(id, &after), 0);
+    if (after.writebacks == before.writebacks) clean_pass = pass;
+  }
+  EXPECT_GE(clean_pass, 1) << "the first read-only pass still fetched pages writable";
+  EXPECT_GE(clean_pass, 0) << "still fetched writable after 8 read-only passes";
+  for (uint64_t p = 0; p < kPages; p++)
+    ASSERT_TRUE(check_page(t + p * kPage, pattern(id, p, 1))) << "page " << p;
+}
+
+TEST(WriteIntent, ScoreSaturatesAndProbesEverySixteenth) {
+  WriteIntent w;
+  EXPECT_FALSE(w.map_writable());
+  for (int i = 0; i < 1000; i++) w.written();
+  EXPECT_EQ(w.score(), WriteIntent::kMax);
+  int writable = 0;
+  for (uint32_t i = 0; i < 4 * WriteIntent::kProbeEvery; i++) writable += w.map_writable();
+  EXPECT_EQ(writable, static_cast<int>(4 * (WriteIntent::kProbeEvery - 1)));
+  for (int i = 0; i < 1000; i++) w.dropped_clean();
+  EXPECT_EQ(w.score(), -WriteIntent::kMax);
+  EXPECT_FALSE(w.map_writable());
 }
 
 // On a kernel without UFFDIO_CONTINUE_MODE_WP (6.1) a sampled (MINOR) access
