@@ -47,6 +47,12 @@ int probe_device(BenchConfig& c, Samples* s);
 // "rw_on" / "rw_off" (million ops/s), "sampled_per_s" (MINOR faults/s, on).
 int probe_sampler(BenchConfig& c, bool on, Samples* s);
 
+// The ways to put a page in place, placed ahead and then accessed once:
+// "place_copy", "place_continue", "place_fill" (placement + first access),
+// and a missing fault served in the faulting thread's SIGBUS handler:
+// "sigbus" (bench_placement.cc).
+int probe_placement(BenchConfig& c, Samples* s);
+
 // `runs` runs of every probe above, then the sampler workload off and on,
 // their order alternating run by run, with progress on stderr
 // (bench_fault.cc). A probe that fails is printed and noted in *notes; one

@@ -20,6 +20,10 @@ const CostRow kCostRows[] = {
     {"fetch_pmem", "fetch_pmem", "fetch from the PMem store"},
     {"fetch_file", "fetch_file", "fetch from the file store"},
     {"minor", "sampling_minor_fault", "sampling MINOR fault (zapped PTE)"},
+    {"sigbus", "sigbus_round_trip", "bare round trip, SIGBUS in the faulting thread"},
+    {"place_copy", "placed_ahead_copy", "placed ahead: UFFDIO_COPY, then access"},
+    {"place_continue", "placed_ahead_continue", "placed ahead: pwrite+CONTINUE, then access"},
+    {"place_fill", "placed_ahead_page_cache", "placed ahead: pwrite, access maps it"},
 };
 
 struct RateRow {
