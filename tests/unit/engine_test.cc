@@ -2,6 +2,7 @@
 // checksums, residency measured with mincore (the kernel's view, not our
 // counters), the races of the page state machine, discard, table free, and
 // store failures.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <setjmp.h>
@@ -702,6 +703,11 @@ namespace {
 
 void EngineTest::run_unreadable_store() {
   opts_.dram_bytes = 64ull << 20;
+  // An existing empty file is taken and kept under its name (a new one
+  // would be unlinked at once), so that it can be truncated below.
+  int fd = open(opts_.store_path.c_str(), O_CREAT | O_WRONLY, 0600);
+  if (fd < 0) _exit(6);
+  close(fd);
   start();
   int a, b;
   char* ta = table("victim", 64 * kPage, &a);
