@@ -32,7 +32,7 @@ Options resolve_sizes(Options o) {
   uint64_t store = o.store_bytes ? o.store_bytes : 2 * ram;
   if (!o.region_bytes) o.region_bytes = std::max<uint64_t>(64ull << 30, ram + store + o.pmem_bytes);
   o.region_bytes = round_pages(o.region_bytes);
-  o.dram_bytes = std::max<uint64_t>(round_pages(o.dram_bytes), kPageSize);
+  o.dram_bytes = round_pages(o.dram_bytes);
   // What the tables can need in the store: every page the budget cannot hold.
   if (!o.store_bytes)
     o.store_bytes = std::max<uint64_t>(o.region_bytes - std::min(o.region_bytes, o.dram_bytes),
@@ -74,6 +74,19 @@ int place_on_node(const Options& o, Region& r) {
   if (rc < 0)
     MTIER_LOG_ERROR("dram_node=%d: mbind of the region: %s", o.dram_node, strerror(-rc));
   return rc;
+}
+
+// A DRAM budget must hold one fault batch's demand (FaultHandler::kBatch
+// distinct pages): below that a batch waits for room eviction cannot make.
+int check_budget(const Options& o) {
+  uint64_t min = FaultHandler::kBatch * kPageSize;
+  if (o.dram_bytes >= min) return 0;
+  MTIER_LOG_ERROR("dram_bytes=%llu: the DRAM budget must be at least %llu bytes (%lluK: one "
+                  "fault batch of %zu pages)",
+                  static_cast<unsigned long long>(o.dram_bytes),
+                  static_cast<unsigned long long>(min),
+                  static_cast<unsigned long long>(min >> 10), FaultHandler::kBatch);
+  return -EINVAL;
 }
 
 // The slow memory tier needs both a node the process may use and a budget.
@@ -126,6 +139,7 @@ Engine::Engine(std::unique_ptr<Core> core) : core_(std::move(core)) {}
 
 std::unique_ptr<Engine> Engine::create(const Options& given, int* err) {
   Options o = resolve_sizes(given);
+  if ((*err = check_budget(o)) < 0) return nullptr;
   auto region = Region::create(o.region_bytes, err);
   if (!region) return nullptr;
   if ((*err = check_slow_tier(o)) < 0 || (*err = place_on_node(o, *region)) < 0) return nullptr;

@@ -25,6 +25,7 @@
 
 #include "engine/engine.h"
 #include "engine_support.h"
+#include "log/log.h"
 #include "sys/numa.h"
 #include "sys/vm.h"
 
@@ -566,6 +567,21 @@ TEST_F(EngineTest, PromotionBringsSlowPagesBackToDram) {
   EXPECT_LE(after_full.resident_bytes, after_full.high_bytes);
   for (uint64_t p = 0; p < pages; p++)
     ASSERT_TRUE(check_page(t + p * kPage, pattern(id, p, 21))) << "page " << p;
+}
+
+// A budget below one fault batch would leave a batch waiting for room that
+// eviction cannot make: refused at start, the line giving the minimum.
+TEST_F(EngineTest, ABudgetBelowOneFaultBatchIsRefusedWithTheMinimum) {
+  opts_.dram_bytes = 4 * kPage;
+  int err = 0;
+  log::capture_errors(true);
+  EXPECT_EQ(Engine::create(opts_, &err), nullptr);
+  std::string line = log::captured_error();
+  log::capture_errors(false);
+  EXPECT_EQ(err, -EINVAL);
+  EXPECT_NE(line.find("at least 262144 bytes (256K"), std::string::npos) << line;
+  opts_.dram_bytes = FaultHandler::kBatch * kPage;
+  start();
 }
 
 TEST_F(EngineTest, SlowTierNeedsNodeAndBudgetTogether) {
