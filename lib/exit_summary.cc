@@ -40,7 +40,8 @@ void print_summary_locked() {
                    mib(e.slow_peak_bytes), mib(store_used));
   MTIER_LOG_NOTICE("summary: faults missing %llu, minor %llu, wp %llu; fetches %llu, prefetches "
                    "%llu; migrations: evictions %llu (written back %llu), demotions %llu; "
-                   "errors %llu, over-budget faults %llu",
+                   "errors %llu (store errors %llu, evictions refused by a full store %llu), "
+                   "over-budget faults %llu",
                    static_cast<unsigned long long>(t.missing_faults),
                    static_cast<unsigned long long>(t.minor_faults),
                    static_cast<unsigned long long>(t.wp_faults),
@@ -49,7 +50,9 @@ void print_summary_locked() {
                    static_cast<unsigned long long>(t.evictions),
                    static_cast<unsigned long long>(t.writebacks),
                    static_cast<unsigned long long>(t.demotions),
-                   static_cast<unsigned long long>(t.errors + e.store_errors),
+                   static_cast<unsigned long long>(e.store_errors + e.store_full),
+                   static_cast<unsigned long long>(e.store_errors),
+                   static_cast<unsigned long long>(e.store_full),
                    static_cast<unsigned long long>(e.budget_overruns));
   if (e.prefetch_calls)
     MTIER_LOG_NOTICE("summary: lookahead %llu calls named %llu pages: %llu read ahead (%llu "

@@ -65,8 +65,13 @@ constexpr Def kDefs[] = {
       "file store: a file, or a directory to create it in; \"\" = /var/tmp"},
      &Options::store_path},
     {{"store_bytes", T::kSize, "0", 0, kMaxStoreBytes, false,
-      "file store capacity; 0 = twice physical memory"},
+      "file store capacity, refused if its filesystem has less free; 0 = what the tables can "
+      "need (the region less the DRAM budget, sparse)"},
      &Options::store_bytes},
+    {{"store_force", T::kBool, "false", 0, 1, false,
+      "use a block device store_path or pmem_path even if it holds a filesystem, partition "
+      "table or swap (destroys it); a mounted device is always refused"},
+     &Options::store_force},
     {{"pmem_path", T::kString, "\"\"", 0, 0, false,
       "PMem store: a DAX device or a file on a DAX filesystem; \"\" = none"},
      &Options::pmem_path},

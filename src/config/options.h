@@ -28,7 +28,8 @@ struct Options {
   int slow_node = -1;               // NUMA node of the slow memory tier (-1 = none)
   uint64_t slow_bytes = 0;          // its budget; cold DRAM pages are demoted there first
   std::string store_path;           // file store: file or directory ("" = /var/tmp)
-  uint64_t store_bytes = 0;         // file store capacity; 0 = auto (2x physical memory)
+  uint64_t store_bytes = 0;         // file store capacity; 0 = auto (what the tables can need)
+  bool store_force = false;         // take a block device that holds a filesystem or partitions
   std::string pmem_path;            // PMem store ("" = none)
   uint64_t pmem_bytes = 0;          // PMem store capacity; 0 = device size
   unsigned queue_depth = 64;        // io_uring depth for batched eviction / prefetch

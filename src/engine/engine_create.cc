@@ -27,24 +27,38 @@ uint64_t round_pages(uint64_t b) { return b & kPageMask; }
 Options resolve_sizes(Options o) {
   uint64_t ram = sys::physical_memory();
   if (!o.dram_bytes) o.dram_bytes = ram / 2;
-  if (!o.store_bytes) o.store_bytes = 2 * ram;
   if (o.store_path.empty()) o.store_path = "/var/tmp";
-  if (!o.region_bytes) o.region_bytes = std::max<uint64_t>(64ull << 30, ram + o.store_bytes + o.pmem_bytes);
+  // The region is planned with a store of twice RAM when none is sized.
+  uint64_t store = o.store_bytes ? o.store_bytes : 2 * ram;
+  if (!o.region_bytes) o.region_bytes = std::max<uint64_t>(64ull << 30, ram + store + o.pmem_bytes);
   o.region_bytes = round_pages(o.region_bytes);
-  o.dram_bytes = std::max<uint64_t>(round_pages(o.dram_bytes), kPageSize);
+  o.dram_bytes = round_pages(o.dram_bytes);
+  // What the tables can need in the store: every page the budget cannot hold.
+  if (!o.store_bytes)
+    o.store_bytes = std::max<uint64_t>(o.region_bytes - std::min(o.region_bytes, o.dram_bytes),
+                                       kPageSize);
   if (!o.queue_depth) o.queue_depth = 1;
   return o;
 }
 
-int open_stores(const Options& o, std::vector<std::unique_ptr<Store>>* out) {
+// `given`: the options as set, before the auto sizes (a store_bytes the
+// user asked for is refused if its filesystem lacks the room).
+int open_stores(const Options& o, const Options& given, std::vector<std::unique_ptr<Store>>* out) {
   int err = 0;
+  StoreOptions so;
+  so.force = o.store_force;
   if (!o.pmem_path.empty()) {
-    auto s = open_pmem_store({o.pmem_path, o.pmem_bytes, true}, &err);
+    so.path = o.pmem_path;
+    so.bytes = o.pmem_bytes;
+    auto s = open_pmem_store(so, &err);
     if (!s) return err;
     out->push_back(std::move(s));
   }
   if (o.store_path != "none") {
-    auto s = open_file_store({o.store_path, o.store_bytes, true}, &err);
+    so.path = o.store_path;
+    so.bytes = o.store_bytes;
+    so.bytes_given = given.store_bytes != 0;
+    auto s = open_file_store(so, &err);
     if (!s) return err;
     out->push_back(std::move(s));
   }
@@ -60,6 +74,19 @@ int place_on_node(const Options& o, Region& r) {
   if (rc < 0)
     MTIER_LOG_ERROR("dram_node=%d: mbind of the region: %s", o.dram_node, strerror(-rc));
   return rc;
+}
+
+// A DRAM budget must hold one fault batch's demand (FaultHandler::kBatch
+// distinct pages): below that a batch waits for room eviction cannot make.
+int check_budget(const Options& o) {
+  uint64_t min = FaultHandler::kBatch * kPageSize;
+  if (o.dram_bytes >= min) return 0;
+  MTIER_LOG_ERROR("dram_bytes=%llu: the DRAM budget must be at least %llu bytes (%lluK: one "
+                  "fault batch of %zu pages)",
+                  static_cast<unsigned long long>(o.dram_bytes),
+                  static_cast<unsigned long long>(min),
+                  static_cast<unsigned long long>(min >> 10), FaultHandler::kBatch);
+  return -EINVAL;
 }
 
 // The slow memory tier needs both a node the process may use and a budget.
@@ -112,11 +139,12 @@ Engine::Engine(std::unique_ptr<Core> core) : core_(std::move(core)) {}
 
 std::unique_ptr<Engine> Engine::create(const Options& given, int* err) {
   Options o = resolve_sizes(given);
+  if ((*err = check_budget(o)) < 0) return nullptr;
   auto region = Region::create(o.region_bytes, err);
   if (!region) return nullptr;
   if ((*err = check_slow_tier(o)) < 0 || (*err = place_on_node(o, *region)) < 0) return nullptr;
   auto core = std::make_unique<Core>(o, std::move(region));
-  if ((*err = open_stores(o, &core->stores)) < 0) return nullptr;
+  if ((*err = open_stores(o, given, &core->stores)) < 0) return nullptr;
   if ((*err = open_uffd(*core)) < 0) return nullptr;
   std::unique_ptr<Engine> e(new Engine(std::move(core)));
   e->open_segment();

@@ -131,7 +131,7 @@ uint64_t Evictor::evict(const std::vector<PageRef>& victims, bool force, int* er
   }
   if (!no_room.empty()) {
     if (!*err) *err = -ENOSPC;
-    std::vector<int> results(no_room.size(), -ENOSPC);
+    std::vector<int> results(no_room.size(), kNoSlot);
     for_each_run(no_room, [&](size_t i, size_t j) { finish_run(&no_room[i], &results[i], j - i); });
   }
   for (unsigned s = 0; s < by_store.size(); s++) write_back(s, by_store[s], err, &freed);
@@ -198,19 +198,34 @@ uint64_t Evictor::punch_and_commit(const PageRef* run, size_t n, std::vector<boo
   return freed;
 }
 
-// A page whose eviction failed (`err`): an EVICTING page goes back to the
+// A page whose eviction failed (`err`, or kNoSlot: no store had a slot,
+// counted in store_full by assign_slot): an EVICTING page goes back to the
 // trainer as DIRTY and writable; a CLEAN one simply stays. Lock held.
 void Evictor::fail_run_page(const PageRef& v, int err) {
   PageWordAtomic& w = core_.word(v.table, v.page);
-  if (err != -ENOSPC) {
+  if (err != kNoSlot) {
     v.table->counters.errors.fetch_add(1, std::memory_order_relaxed);
     core_.counters.store_errors.fetch_add(1, std::memory_order_relaxed);
-    MTIER_LOG_ERROR("evict: table %s page %llu: %s; the page stays in DRAM",
-                    v.table->name.c_str(), static_cast<unsigned long long>(v.page), strerror(-err));
+    log_error_once(v, err);
   }
   if (PageWord::state(w.load(std::memory_order_acquire)) != PageState::kEvicting) return;
   transition(w, PageEvent::kWritebackFailed, v.table->id, v.page);
   (void)core_.uffd->writeprotect(v.table->page_addr(v.page), kPageSize, false);
+}
+
+// Names each error (ENOSPC: the store's filesystem is full) the first time
+// it is seen; later ones are only counted (store_errors), not a line a page.
+void Evictor::log_error_once(const PageRef& v, int err) {
+  unsigned e = static_cast<unsigned>(-err);
+  if (e < kLoggedErrnos && logged_errnos_.test(e)) return;
+  if (e < kLoggedErrnos) logged_errnos_.set(e);
+  const char* name = strerrorname_np(-err);
+  MTIER_LOG_ERROR("evict: table %s page %llu: %s (%s)%s; the page stays in DRAM (over the "
+                  "budget while eviction cannot make room); further %s errors are counted in "
+                  "store_errors, not logged",
+                  v.table->name.c_str(), static_cast<unsigned long long>(v.page), strerror(-err),
+                  name ? name : "?", err == -ENOSPC ? ": the store's filesystem is full" : "",
+                  name ? name : "such");
 }
 
 // Finishes the eviction of a run of written-back (or failed) pages: those

@@ -7,6 +7,7 @@
 // meanwhile. Between passes it runs the access sampler.
 #pragma once
 #include <atomic>
+#include <bitset>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -59,6 +60,7 @@ class Evictor {
   uint64_t start_run(const PageRef* run, size_t n, bool force, std::vector<PageRef>* dirty);
   uint64_t punch_and_commit(const PageRef* run, size_t n, std::vector<bool>& mark, bool written);
   void fail_run_page(const PageRef& v, int err);
+  void log_error_once(const PageRef& v, int err);
   uint64_t finish_run(const PageRef* run, const int* results, size_t n);
   void write_protect(const std::vector<PageRef>& pages);
   int assign_slot(const PageRef& v);
@@ -81,6 +83,10 @@ class Evictor {
   std::atomic<bool> stopping_{false};  // stop() cuts a pass short (a pass runs without the thread in tests)
   RankedMutex<LockRank::kEvictPass> pass_mu_;  // one pass at a time (thread vs orders)
   bool full_logged_ = false;  // "store full" said since the last slot found
+  // fail_run_page's marker for "no store had a free slot" (not an errno).
+  static constexpr int kNoSlot = -(1 << 20);
+  static constexpr unsigned kLoggedErrnos = 256;
+  std::bitset<kLoggedErrnos> logged_errnos_;  // errors named once (under pass_mu_)
 };
 
 }  // namespace mtier

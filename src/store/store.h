@@ -55,7 +55,13 @@ struct StoreOptions {
   std::string path;    // file store: a file or a directory (a file is created in it);
                        // pmem store: a DAX device (/dev/dax0.0), /dev/pmem0, or a file
   uint64_t bytes = 0;  // capacity; 0 = the device's size (pmem devices) or required for files
-  bool remove_on_close = true;  // unlink a file the store created
+  bool remove_on_close = true;  // a file the store creates is unlinked at once (nothing is
+                                // left behind, even by a process that never closes it);
+                                // false: kept, carrying mtier's store header
+  bool force = false;           // take a block device that holds a filesystem, partition
+                                // table or other signature (its data is destroyed)
+  bool bytes_given = true;      // `bytes` was asked for: a filesystem without that much free
+                                // space is refused (false: only warned about)
 };
 
 // Open a store. On failure *err is -errno and a message was logged naming

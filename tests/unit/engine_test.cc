@@ -2,6 +2,7 @@
 // checksums, residency measured with mincore (the kernel's view, not our
 // counters), the races of the page state machine, discard, table free, and
 // store failures.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <setjmp.h>
@@ -24,6 +25,7 @@
 
 #include "engine/engine.h"
 #include "engine_support.h"
+#include "log/log.h"
 #include "page/write_intent.h"
 #include "sys/numa.h"
 #include "sys/vm.h"
@@ -661,6 +663,21 @@ TEST_F(EngineTest, PromotionBringsSlowPagesBackToDram) {
     ASSERT_TRUE(check_page(t + p * kPage, pattern(id, p, 21))) << "page " << p;
 }
 
+// A budget below one fault batch would leave a batch waiting for room that
+// eviction cannot make: refused at start, the line giving the minimum.
+TEST_F(EngineTest, ABudgetBelowOneFaultBatchIsRefusedWithTheMinimum) {
+  opts_.dram_bytes = 4 * kPage;
+  int err = 0;
+  log::capture_errors(true);
+  EXPECT_EQ(Engine::create(opts_, &err), nullptr);
+  std::string line = log::captured_error();
+  log::capture_errors(false);
+  EXPECT_EQ(err, -EINVAL);
+  EXPECT_NE(line.find("at least 262144 bytes (256K"), std::string::npos) << line;
+  opts_.dram_bytes = FaultHandler::kBatch * kPage;
+  start();
+}
+
 TEST_F(EngineTest, SlowTierNeedsNodeAndBudgetTogether) {
   opts_.slow_bytes = 4ull << 20;
   int err = 0;
@@ -796,6 +813,11 @@ namespace {
 
 void EngineTest::run_unreadable_store() {
   opts_.dram_bytes = 64ull << 20;
+  // An existing empty file is taken and kept under its name (a new one
+  // would be unlinked at once), so that it can be truncated below.
+  int fd = open(opts_.store_path.c_str(), O_CREAT | O_WRONLY, 0600);
+  if (fd < 0) _exit(6);
+  close(fd);
   start();
   int a, b;
   char* ta = table("victim", 64 * kPage, &a);

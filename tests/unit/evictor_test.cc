@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "fake_kernel.h"
+#include "log/log.h"
 #include "uffd/fault_handler.h"
 
 namespace mtier {
@@ -118,6 +119,32 @@ TEST_F(EvictorTest, AFailedWriteBackKeepsThePageAndCountsTheError) {
   // Given back writable: the write-protect is lifted again.
   ASSERT_EQ(e_.uffd->count(UffdCall::kWriteProtect), 2u);
   EXPECT_FALSE(e_.uffd->calls.back().flag);
+}
+
+// The store's filesystem full (a small tmpfs): the write fails with ENOSPC,
+// which is named in the log once and counted as a store error every time;
+// the pages stay in DRAM, intact.
+TEST_F(EvictorTest, AFullFilesystemIsNamedOnceAndCounted) {
+  e_.make_resident(10, 0x0a, true);
+  e_.make_resident(12, 0x0c, true);
+  e_.store->write_error = -ENOSPC;
+  e_.store->fail_write = {0, 1};
+  log::capture_errors(true);
+  EXPECT_EQ(evict_all(), -ENOSPC);
+  std::string first = log::captured_error();
+  log::capture_errors(true);  // clears what was kept
+  (void)evict_all();
+  std::string second = log::captured_error();
+  log::capture_errors(false);
+  EXPECT_NE(first.find("ENOSPC"), std::string::npos) << first;
+  EXPECT_NE(first.find("filesystem is full"), std::string::npos) << first;
+  EXPECT_EQ(second, "") << "ENOSPC named a second time";
+  EXPECT_GE(e_.core->counters.store_errors.load(), 2u);
+  EXPECT_GE(e_.table->counters.errors.load(), 2u);
+  EXPECT_EQ(e_.core->counters.store_full.load(), 0u) << "the slots were there: not a full store";
+  EXPECT_EQ(e_.state(10), PageState::kDirty);
+  EXPECT_TRUE(e_.page_is(10, 0x0a));
+  EXPECT_TRUE(e_.page_is(12, 0x0c));
 }
 
 TEST_F(EvictorTest, AnEvictionPassStopsAtTheLowWatermark) {

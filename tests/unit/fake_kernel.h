@@ -94,6 +94,7 @@ class MemStore : public Store {
   explicit MemStore(uint64_t slots) : data_(slots) {}
 
   std::set<uint64_t> fail_read, fail_write;
+  int write_error = -EIO;  // what a write to a slot in fail_write gets
   std::function<void()> before_write, before_read;
   uint64_t reads = 0, writes = 0;
   uint64_t read_calls = 0;  // read_pages calls (batches)
@@ -142,7 +143,7 @@ class MemStore : public Store {
       int first = 0;
       for (size_t i = 0; i < n; i++) {
         s_.writes++;
-        ios[i].result = s_.fail_write.count(ios[i].slot) ? -EIO : 0;
+        ios[i].result = s_.fail_write.count(ios[i].slot) ? s_.write_error : 0;
         if (ios[i].result == 0) memcpy(s_.slot_data(ios[i].slot), ios[i].buf, kPageSize);
         if (!first) first = ios[i].result;
       }

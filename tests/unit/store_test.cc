@@ -7,6 +7,7 @@
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -25,6 +26,8 @@
 #include <tuple>
 #include <vector>
 
+#include "log/log.h"
+#include "store/device_signature.h"
 #include "store/file_channel.h"
 #include "store/file_store.h"
 #include "store/slot_allocator.h"
@@ -287,6 +290,7 @@ class StoreTest : public ::testing::TestWithParam<std::tuple<Backend, unsigned>>
   void open(uint64_t slots) {
     StoreOptions o;
     o.bytes = slots * kPage;
+    o.remove_on_close = false;  // kept by path (the TempDir removes it), for the tests that truncate it
     int err = 1;
     if (backend() == Backend::kPmemFile) {
       o.path = dir_->path() + "/pmem.img";
@@ -405,11 +409,13 @@ TEST_P(StoreTest, KindModePathAndRemoveOnClose) {
   EXPECT_EQ(store_->path().rfind(dir_->path() + "/", 0), 0u) << store_->path();
   struct stat st;
   ASSERT_EQ(stat(store_->path().c_str(), &st), 0);
-  EXPECT_EQ(static_cast<uint64_t>(st.st_size), 16 * kPage);
-  EXPECT_EQ(st.st_blocks, 0) << "a new store file should be sparse";
+  EXPECT_EQ(static_cast<uint64_t>(st.st_size), 17 * kPage) << "16 slots and mtier's header page";
+  EXPECT_LE(st.st_blocks, static_cast<blkcnt_t>(kPage / 512))
+      << "a new store file should be sparse but for its header";
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
   ch_.reset();
   store_.reset();
-  EXPECT_EQ(dir_->entries(), 0u);
+  EXPECT_EQ(dir_->entries(), 1u) << "remove_on_close=false keeps the file";
 }
 
 TEST_P(StoreTest, ChannelsOnTwoThreads) {
@@ -590,21 +596,255 @@ TEST(FileStore, FilePathIsCreatedAndRemovedOrKept) {
   ASSERT_TRUE(dir.ok());
   std::string path = dir.path() + "/store.img";
   int err = 1;
+  // Created O_EXCL, mode 0600, and unlinked at once: nothing is left behind
+  // even by a process that never closes the store.
   auto store = open_file(path, 8 * kPage, &err);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->path(), path + " (unlinked)");
+  EXPECT_NE(access(path.c_str(), F_OK), 0) << "created file left in place";
+  struct stat st;
+  ASSERT_EQ(fstat(static_cast<FileStore*>(store.get())->fd(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  store.reset();
+  store = open_file(path, 8 * kPage, &err, /*remove=*/false);
   ASSERT_NE(store, nullptr);
   EXPECT_EQ(store->path(), path);
   store.reset();
-  EXPECT_NE(access(path.c_str(), F_OK), 0) << "created file not removed";
-  store = open_file(path, 8 * kPage, &err, /*remove=*/false);
-  ASSERT_NE(store, nullptr);
-  store.reset();
   EXPECT_EQ(access(path.c_str(), F_OK), 0) << "file removed despite remove_on_close=false";
-  // An existing file is resized and never removed: the store did not create it.
+  // A file that is an mtier store already (its header says so) is taken
+  // again, resized, and never removed: this store did not create it.
   store = open_file(path, 16 * kPage, &err);
-  ASSERT_NE(store, nullptr);
+  ASSERT_NE(store, nullptr) << strerror(-err);
   EXPECT_EQ(store->capacity_slots(), 16u);
   store.reset();
   EXPECT_EQ(access(path.c_str(), F_OK), 0);
+}
+
+// Writes `text` to a new file at `path` with `mode`.
+void write_file(const std::string& path, const std::string& text, mode_t mode = 0644) {
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, mode);
+  ASSERT_GE(fd, 0) << path << ": " << strerror(errno);
+  ASSERT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  ASSERT_EQ(fchmod(fd, mode), 0);
+  close(fd);
+}
+
+std::string read_whole(const std::string& path) {
+  std::string out;
+  FILE* f = fopen(path.c_str(), "rb");
+  if (!f) return "(unreadable)";
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
+  fclose(f);
+  return out;
+}
+
+// An existing file mtier did not make a store is never overwritten nor
+// grown: refused with -EEXIST, its bytes as they were.
+TEST(FileStore, ExistingNonEmptyFileIsRefusedUntouched) {
+  TempDir dir("/var/tmp");
+  ASSERT_TRUE(dir.ok());
+  std::string path = dir.path() + "/precious.db";
+  ASSERT_NO_FATAL_FAILURE(write_file(path, "precious data\n"));
+  int err = 0;
+  EXPECT_EQ(open_file(path, 64 * kPage, &err), nullptr);
+  EXPECT_EQ(err, -EEXIST);
+  EXPECT_EQ(read_whole(path), "precious data\n");
+}
+
+// An empty file of this user's is taken, made private, marked as a store
+// (so that the next run takes it again) and kept.
+TEST(FileStore, EmptyFileIsTakenMadePrivateAndKept) {
+  TempDir dir("/var/tmp");
+  ASSERT_TRUE(dir.ok());
+  std::string path = dir.path() + "/store.img";
+  ASSERT_NO_FATAL_FAILURE(write_file(path, "", 0644));
+  int err = 1;
+  auto store = open_file(path, 8 * kPage, &err);
+  ASSERT_NE(store, nullptr) << strerror(-err);
+  EXPECT_EQ(store->path(), path);
+  struct stat st;
+  ASSERT_EQ(stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  store.reset();
+  EXPECT_EQ(access(path.c_str(), F_OK), 0);
+  store = open_file(path, 4 * kPage, &err);
+  EXPECT_NE(store, nullptr) << "an mtier store file is taken again: " << strerror(-err);
+}
+
+// A symbolic link to a file (planted in a sticky directory, say) is not
+// followed; one to a directory is.
+TEST(FileStore, SymlinkToAFileIsRefusedToADirectoryFollowed) {
+  TempDir dir("/var/tmp");
+  ASSERT_TRUE(dir.ok());
+  std::string target = dir.path() + "/target", link = dir.path() + "/store.img";
+  ASSERT_NO_FATAL_FAILURE(write_file(target, "", 0600));
+  ASSERT_EQ(symlink(target.c_str(), link.c_str()), 0);
+  int err = 0;
+  EXPECT_EQ(open_file(link, 8 * kPage, &err), nullptr);
+  EXPECT_EQ(err, -ELOOP);
+  EXPECT_EQ(read_whole(target), "");
+  std::string dlink = dir.path() + "/dir";
+  ASSERT_EQ(symlink(dir.path().c_str(), dlink.c_str()), 0);
+  auto store = open_file(dlink, 8 * kPage, &err);
+  ASSERT_NE(store, nullptr) << strerror(-err);
+  EXPECT_NE(store->path().find("(unlinked)"), std::string::npos) << store->path();
+}
+
+// Another user's file (pre-created in /tmp for root to write its memory
+// into) is refused, even if it is empty.
+TEST(FileStore, FileOfAnotherUserIsRefused) {
+  if (geteuid() != 0) GTEST_SKIP() << "chown to another user needs root";
+  TempDir dir("/var/tmp");
+  ASSERT_TRUE(dir.ok());
+  std::string path = dir.path() + "/store.img";
+  ASSERT_NO_FATAL_FAILURE(write_file(path, "", 0666));
+  ASSERT_EQ(chown(path.c_str(), 65534, 65534), 0) << strerror(errno);
+  int err = 0;
+  EXPECT_EQ(open_file(path, 8 * kPage, &err), nullptr);
+  EXPECT_EQ(err, -EPERM);
+  struct stat st;
+  ASSERT_EQ(stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 0);
+}
+
+// A store_bytes the filesystem has no room for is refused at open, naming
+// both sizes; the automatic size (bytes_given=false) only warns.
+TEST(FileStore, StoreLargerThanTheFreeSpaceIsRefusedWhenAskedFor) {
+  TempDir dir("/dev/shm");
+  if (!dir.ok()) GTEST_SKIP() << "no /dev/shm";
+  struct statvfs sv;
+  ASSERT_EQ(statvfs(dir.path().c_str(), &sv), 0);
+  uint64_t bytes = (static_cast<uint64_t>(sv.f_bavail) * sv.f_frsize + (1ull << 30)) & ~(kPage - 1);
+  StoreOptions o;
+  o.path = dir.path();
+  o.bytes = bytes;
+  int err = 0;
+  log::capture_errors(true);
+  EXPECT_EQ(open_file_store(o, &err), nullptr);
+  EXPECT_EQ(err, -ENOSPC);
+  std::string line = log::captured_error();
+  log::capture_errors(false);
+  EXPECT_NE(line.find("GiB free, the store is"), std::string::npos) << line;
+  EXPECT_NE(line.find("store_bytes"), std::string::npos) << line;
+  EXPECT_EQ(dir.entries(), 0u);
+  o.bytes_given = false;
+  auto store = open_file_store(o, &err);
+  EXPECT_NE(store, nullptr) << strerror(-err);
+}
+
+// ---------------------------------------------------------------- block devices
+
+TEST(DeviceSignature, NamesFilesystemsAndPartitionTablesNotZeros) {
+  std::vector<unsigned char> buf(kSignatureBytes, 0);
+  EXPECT_EQ(device_signature(buf.data(), buf.size()), nullptr);
+  buf[0x438] = 0x53;
+  buf[0x439] = 0xef;
+  EXPECT_STREQ(device_signature(buf.data(), buf.size()), "an ext2/3/4 filesystem");
+  std::fill(buf.begin(), buf.end(), 0);
+  memcpy(&buf[0x200], "EFI PART", 8);
+  EXPECT_STREQ(device_signature(buf.data(), buf.size()), "a GPT partition table");
+  std::fill(buf.begin(), buf.end(), 0);
+  buf[0x1fe] = 0x55;
+  buf[0x1ff] = 0xaa;
+  EXPECT_NE(device_signature(buf.data(), buf.size()), nullptr);
+  memcpy(&buf[0xff6], "SWAPSPACE2", 10);
+  EXPECT_STREQ(device_signature(buf.data(), buf.size()), "swap space");
+  EXPECT_EQ(device_signature(buf.data(), 0x100), nullptr) << "a short read sees only what it has";
+}
+
+// A loop device over a 16 MiB image in a TempDir, detached at the end.
+// Needs root and a loop driver; ok() false otherwise (why in why()).
+class LoopDevice {
+ public:
+  LoopDevice() : dir_("/var/tmp") {
+    if (geteuid() != 0) {
+      why_ = "loop devices need root";
+      return;
+    }
+    std::string img = dir_.path() + "/disk.img";
+    if (truncate_new(img) != 0) return;
+    FILE* p = popen(("losetup -f --show " + img + " 2>/dev/null").c_str(), "r");
+    char line[128] = {};
+    if (p && fgets(line, sizeof line, p)) dev_ = std::string(line, strcspn(line, "\n"));
+    if (p) pclose(p);
+    if (dev_.empty()) why_ = "losetup failed (no loop driver?)";
+  }
+  ~LoopDevice() {
+    if (!mnt_.empty()) (void)umount(mnt_.c_str());
+    if (!dev_.empty()) (void)!system(("losetup -d " + dev_).c_str());
+  }
+  bool ok() const { return !dev_.empty(); }
+  const std::string& why() const { return why_; }
+  const std::string& dev() const { return dev_; }
+  bool mkfs() { return system(("mkfs.ext4 -q " + dev_ + " >/dev/null 2>&1").c_str()) == 0; }
+  bool mount() {
+    std::string m = dir_.path() + "/mnt";
+    if (mkdir(m.c_str(), 0700) != 0 || ::mount(dev_.c_str(), m.c_str(), "ext4", 0, nullptr) != 0)
+      return false;
+    mnt_ = m;
+    return true;
+  }
+
+ private:
+  int truncate_new(const std::string& img) {
+    int fd = open(img.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
+    if (fd < 0 || ftruncate(fd, 16 << 20) != 0) {
+      why_ = "cannot make the image";
+      if (fd >= 0) close(fd);
+      return -1;
+    }
+    close(fd);
+    return 0;
+  }
+  TempDir dir_;
+  std::string dev_, mnt_, why_;
+};
+
+std::unique_ptr<Store> open_device(const std::string& dev, bool force, int* err) {
+  StoreOptions o;
+  o.path = dev;
+  o.force = force;
+  return open_file_store(o, err);
+}
+
+// A blank device is taken at its own size.
+TEST(FileStore, BlankBlockDeviceIsTaken) {
+  LoopDevice loop;
+  if (!loop.ok()) GTEST_SKIP() << loop.why();
+  int err = 1;
+  auto store = open_device(loop.dev(), false, &err);
+  ASSERT_NE(store, nullptr) << strerror(-err);
+  EXPECT_EQ(store->capacity_slots(), (16u << 20) / kPage);
+}
+
+// A device holding a filesystem is refused, naming it, unless forced.
+TEST(FileStore, BlockDeviceWithAFilesystemIsRefusedUnlessForced) {
+  LoopDevice loop;
+  if (!loop.ok()) GTEST_SKIP() << loop.why();
+  if (!loop.mkfs()) GTEST_SKIP() << "mkfs.ext4 failed or is missing";
+  int err = 0;
+  log::capture_errors(true);
+  EXPECT_EQ(open_device(loop.dev(), false, &err), nullptr);
+  std::string line = log::captured_error();
+  log::capture_errors(false);
+  EXPECT_EQ(err, -EEXIST);
+  EXPECT_NE(line.find("holds an ext2/3/4 filesystem"), std::string::npos) << line;
+  EXPECT_NE(line.find("store_force"), std::string::npos) << line;
+  auto store = open_device(loop.dev(), true, &err);
+  EXPECT_NE(store, nullptr) << strerror(-err);
+}
+
+// A mounted device is refused, forced or not: its filesystem stays intact.
+TEST(FileStore, MountedBlockDeviceIsRefusedEvenForced) {
+  LoopDevice loop;
+  if (!loop.ok()) GTEST_SKIP() << loop.why();
+  if (!loop.mkfs()) GTEST_SKIP() << "mkfs.ext4 failed or is missing";
+  if (!loop.mount()) GTEST_SKIP() << "cannot mount the loop device: " << strerror(errno);
+  int err = 0;
+  EXPECT_EQ(open_device(loop.dev(), true, &err), nullptr);
+  EXPECT_EQ(err, -EBUSY);
 }
 
 TEST(FileStore, SecondStoreOnTheSameFileIsEbusy) {
@@ -612,7 +852,7 @@ TEST(FileStore, SecondStoreOnTheSameFileIsEbusy) {
   ASSERT_TRUE(dir.ok());
   std::string path = dir.path() + "/store.img";
   int err = 1;
-  auto first = open_file(path, 8 * kPage, &err);
+  auto first = open_file(path, 8 * kPage, &err, /*remove=*/false);  // kept under its name
   ASSERT_NE(first, nullptr);
   EXPECT_EQ(open_file(path, 8 * kPage, &err), nullptr);
   EXPECT_EQ(err, -EBUSY);
