@@ -90,6 +90,8 @@ class Server {
   // Drops the clients guarded() marked, each with a logged reason.
   void drop_failed();
   void tick();
+  // Sets the ticks to skip after one whose work took took_ns (tiering.cc).
+  void pace_ticks(uint64_t took_ns);
   void plan_and_order(double tick_s);
   // c's part of the policy's view: its counts, and each table's heat and
   // page places (read from its words). May throw (guarded by plan_and_order).
@@ -148,6 +150,9 @@ class Server {
   double since_cool_s_ = 0;
   double since_refresh_s_ = 0;
   double since_rate_s_ = 0;
+  double span_s_ = 0;            // seconds since the last tick that planned
+  uint64_t ticks_to_skip_ = 0;   // pace_ticks(): idle ticks still to come
+  bool paced_said_ = false;      // pace_ticks() logged that it skips ticks
 };
 
 }  // namespace mtier::daemon

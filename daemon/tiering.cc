@@ -222,7 +222,18 @@ void Server::tick() {
   since_cool_s_ += tick_s;
   since_refresh_s_ += tick_s;
   since_rate_s_ += tick_s;
+  span_s_ += tick_s;
   tick_++;
+  if (ticks_to_skip_ > 0) {
+    // After a long tick: only the heartbeats (a runtime counts the daemon
+    // gone after 2 s without one) and the accept pause.
+    ticks_to_skip_--;
+    for (auto& [fd, c] : clients_)
+      if (c->is_runtime()) c->segment->stamp_daemon_heartbeat();
+    resume_accept();
+    return;
+  }
+  uint64_t start_ns = ipc::monotonic_ns();
   for (auto it = clients_.begin(); it != clients_.end();) {
     Client& c = *(it++)->second;  // sync may drop c
     if (c.is_runtime()) guarded(c, "reading its table directory", [&] { sync_directory(c); });
@@ -231,12 +242,13 @@ void Server::tick() {
   bool cool = since_cool_s_ >= policy_->cool_period_s();
   for (auto& [fd, c] : clients_) {
     if (!c->is_runtime() || c->failed) continue;
-    c->heat->tick(tick_, tick_s);
+    c->heat->tick(tick_, span_s_);
     if (cool) c->heat->cool();
     c->segment->stamp_daemon_heartbeat();
   }
   if (cool) since_cool_s_ = 0;
-  plan_and_order(tick_s);
+  plan_and_order(span_s_);
+  span_s_ = 0;
   drop_failed();
   resume_accept();
   if (since_rate_s_ >= 1.0) {
@@ -249,6 +261,28 @@ void Server::tick() {
       fuse_pid_ = 0;
     }
   }
+  pace_ticks(ipc::monotonic_ns() - start_ns);
+}
+
+// The tick's work grows with the pages of the registered tables (their
+// places are read and planned every tick): a tick that took `took_ns` is
+// followed by enough idle ticks that the work stays within 1/kTickDuty of
+// the time, so no table, however large, keeps the daemon busy.
+void Server::pace_ticks(uint64_t took_ns) {
+  constexpr uint64_t kTickDuty = 4;
+  uint64_t tick_ns = uint64_t{cfg_.tick_ms} * 1000000;
+  ticks_to_skip_ = took_ns * (kTickDuty - 1) / tick_ns;
+  if (ticks_to_skip_ == 0 || paced_said_) return;
+  paced_said_ = true;
+  uint64_t pages = 0;
+  for (const auto& [fd, c] : clients_)
+    for (const auto& t : c->tables) pages += t.pages;
+  MTIER_LOG_NOTICE(
+      "a tick took %llu ms over %llu table pages: the policy runs every %llu ticks while ticks "
+      "take this long (mtierd spends at most 1/%llu of the time on them)",
+      static_cast<unsigned long long>(took_ns / 1000000), static_cast<unsigned long long>(pages),
+      static_cast<unsigned long long>(ticks_to_skip_ + 1),
+      static_cast<unsigned long long>(kTickDuty));
 }
 
 TableTrack& Server::track_places(Client& c, const ipc::TableEntry& t) {
