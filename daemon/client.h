@@ -51,6 +51,11 @@ struct Client {
   double faults_per_s = 0;                         // over the last second
   std::vector<Pin> pins;                           // PIN_SET, sorted by table and page
 
+  // Set by Server::guarded() when the tick's work for this process threw:
+  // the connection is dropped at the end of the tick with this reason.
+  bool failed = false;
+  char failed_why[160] = {};
+
   bool is_runtime() const { return phase == Phase::kRegistered; }
   // "pid 1234 (python3)" for log lines.
   std::string label() const { return "pid " + std::to_string(pid) + " (" + name + ")"; }

@@ -68,6 +68,15 @@ constexpr Def kDefs[] = {
     {{"stale_ms", T::kUnsigned, "5000", 100, 3600000, false,
       "a runtime whose heartbeat is older than this many milliseconds is considered gone"},
      &C::stale_ms},
+    {{"max_connections", T::kUnsigned, "1024", 1, 1000000, false,
+      "open connections, all users together; more are refused with an ERROR"},
+     &C::max_connections},
+    {{"max_connections_per_user", T::kUnsigned, "256", 1, 1000000, false,
+      "open connections of one user other than root and mtierd's own; more are refused"},
+     &C::max_connections_per_user},
+    {{"max_region_bytes_per_user", T::kSize, "0", 0, kPiB * 16, false,
+      "the regions one user's processes may register, summed; 0 = 32 times physical memory"},
+     &C::max_region_bytes_per_user},
 };
 
 struct SourceName {

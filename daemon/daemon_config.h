@@ -39,6 +39,9 @@ struct DaemonConfig {
   unsigned tick_ms = 100;               // policy period
   log::Level log_level = log::Level::kNotice;
   unsigned stale_ms = 5000;             // a runtime silent this long is considered gone
+  unsigned max_connections = 1024;      // open connections, all users together
+  unsigned max_connections_per_user = 256;  // open connections of one user (not root's)
+  uint64_t max_region_bytes_per_user = 0;   // regions registered by one user; 0 = 32 x RAM
 };
 
 // The table type and its parser are the runtime's (config/option_table.h);

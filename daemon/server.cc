@@ -23,9 +23,6 @@ namespace {
 // an extent sampled within the last second active.
 constexpr unsigned kStatusHeatBuckets = 16, kStatusWindowMs = 1000;
 
-// epoll data for the fixed fds; client fds are their own numbers (>= 0).
-constexpr uint64_t kListenKey = ~0ull, kSignalKey = ~0ull - 1, kTimerKey = ~0ull - 2;
-
 int epoll_add(int ep, int fd, uint64_t key) {
   struct epoll_event ev {};
   ev.events = EPOLLIN;
@@ -95,13 +92,22 @@ int Server::start(std::string* why) {
   for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&set, sig);
   sigprocmask(SIG_BLOCK, &set, nullptr);
   signal(SIGPIPE, SIG_IGN);
+  // Each call's errno is taken where it failed: a later call may change it.
   signal_fd_ = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+  int signal_err = errno;
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
+  int epoll_err = errno;
   timer_fd_ = make_timer(cfg_.tick_ms);
-  if (signal_fd_ < 0 || epoll_fd_ < 0 || timer_fd_ < 0) {
-    *why = std::string("event loop setup: ") + strerror(errno);
-    return -errno;
+  const char* failed = signal_fd_ < 0  ? "signalfd"
+                       : epoll_fd_ < 0 ? "epoll_create1"
+                       : timer_fd_ < 0 ? "timerfd"
+                                       : nullptr;
+  if (failed) {
+    rc = signal_fd_ < 0 ? -signal_err : epoll_fd_ < 0 ? -epoll_err : timer_fd_;
+    *why = std::string("event loop setup: ") + failed + ": " + strerror(-rc);
+    return rc;
   }
+  setup_fd_limit();
   if ((rc = make_parent(cfg_.socket)) < 0) {
     *why = cfg_.socket + ": cannot make its directory: " + strerror(-rc);
     return rc;
@@ -215,6 +221,7 @@ void Server::on_exception(uint64_t key, const char* what) noexcept {
   epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.fd, nullptr);
   close(c.fd);
   clients_.erase(it);
+  resume_accept();
 }
 
 void Server::on_signal() {
@@ -262,19 +269,28 @@ void Server::reload() {
                    policy_->params_text().c_str());
 }
 
+// At most kAcceptBatch connections an event, so that a flood of them
+// cannot keep the loop from the others.
 void Server::accept_clients() {
-  for (;;) {
+  constexpr int kAcceptBatch = 64;
+  for (int i = 0; i < kAcceptBatch; i++) {
     int fd = sys::unix_accept(listen_fd_);
+    if (fd == -EMFILE || fd == -ENFILE) return pause_accept(fd);
     if (fd < 0) {
       if (fd != -EAGAIN && fd != -ECONNABORTED) MTIER_LOG_WARN("accept: %s", strerror(-fd));
       return;
     }
+    accepted();
     auto c = std::make_unique<Client>();
     c->fd = fd;
     c->id = next_id_++;
     if (int rc = sys::unix_peer_cred(fd, &c->pid, &c->uid, &c->gid); rc < 0) {
       MTIER_LOG_WARN("a connection without peer credentials (%s): closed", strerror(-rc));
       close(fd);
+      continue;
+    }
+    if (std::string why = over_connection_caps(c->uid); !why.empty()) {
+      refuse_connection(fd, c->pid, why);
       continue;
     }
     if (epoll_add(epoll_fd_, fd, static_cast<uint64_t>(fd)) < 0) {
@@ -359,6 +375,7 @@ void Server::drop(Client& c, const std::string& why) {
   epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, c.fd, nullptr);
   close(c.fd);
   clients_.erase(c.fd);  // c is gone from here on
+  resume_accept();
 }
 
 void Server::close_all() {
@@ -390,6 +407,11 @@ void Server::on_register(Client& c, const ipc::Register& m, std::vector<int>& fd
   if (rc < 0) {
     MTIER_LOG_WARN("%s: segment refused: %s", c.label().c_str(), why.c_str());
     return refuse(c, rc, "segment refused: " + why);
+  }
+  if ((rc = admit_region(c, *c.segment, &why)) < 0) {
+    c.segment.reset();
+    MTIER_LOG_WARN("%s: registration refused: %s", c.label().c_str(), why.c_str());
+    return refuse(c, rc, "registration refused: " + why);
   }
   c.ring = std::make_unique<ipc::OrderRing>(*c.segment);
   c.heat = std::make_unique<policy::HeatModel>(cfg_.heat_granularity);

@@ -60,8 +60,42 @@ class Server {
   void on_status(Client& c, const ipc::StatusRequest& m);
   void on_signal();
   void reload();
+  // admission.cc. Raises the open file limit for max_connections (warns
+  // when it cannot reach it).
+  void setup_fd_limit();
+  // Why a new connection from `uid` is refused ("" to take it):
+  // max_connections, or max_connections_per_user (not for root or mtierd's
+  // own user).
+  std::string over_connection_caps(uid_t uid) const;
+  // Answers fd with ERROR (EAGAIN, `why`) and closes it; logged at most
+  // once a second, with a count of the refusals in between.
+  void refuse_connection(int fd, pid_t pid, const std::string& why);
+  // EMFILE/ENFILE from accept: the listening socket leaves the epoll set
+  // (no spinning on it) until resume_accept(), called when a connection
+  // closes and at each tick.
+  void pause_accept(int err);
+  void resume_accept();
+  // After a connection was accepted: ends an EMFILE episode (logged once).
+  void accepted();
+  // max_region_bytes_per_user, resolved (0 = 32 x physical memory).
+  uint64_t region_cap() const;
+  // A registration's region against the per-user cap and the peer's
+  // /proc/PID/maps. 0, or -ENOSPC / -EINVAL / -errno with *why.
+  [[nodiscard]] int admit_region(const Client& c, const ipc::Segment& s, std::string* why) const;
+  // Runs one client's part of the tick; an exception from it marks the
+  // client for drop_failed() with the reason, instead of failing the tick
+  // for every process. Returns false when it threw.
+  template <class F>
+  bool guarded(Client& c, const char* what, F&& f) noexcept;
+  // Drops the clients guarded() marked, each with a logged reason.
+  void drop_failed();
   void tick();
+  // Sets the ticks to skip after one whose work took took_ns (tiering.cc).
+  void pace_ticks(uint64_t took_ns);
   void plan_and_order(double tick_s);
+  // c's part of the policy's view: its counts, and each table's heat and
+  // page places (read from its words). May throw (guarded by plan_and_order).
+  void fill_view(Client& c, policy::ProcessView* pv);
   void close_all();
   void open_heat_source(Client& c);
   // Which heat source kind to use, or nullptr: the config's choice among
@@ -69,6 +103,9 @@ class Server {
   const HeatSourceInfo* pick_source() const;
   void sync_directory(Client& c);
   void collect_heat();
+  // Drains c's heat source into its model, at most `budget` samples; how
+  // many were taken. May throw (guarded by collect_heat).
+  long drain_heat(Client& c, bool refresh, size_t budget);
   // Reads the places of t's pages into c's track of it, counting the moves
   // since the last look; the track's places are what the policy sees.
   TableTrack& track_places(Client& c, const ipc::TableEntry& t);
@@ -96,6 +133,12 @@ class Server {
   std::string loaded_policy_, loaded_params_;  // as the configuration last said
   int listen_fd_ = -1, epoll_fd_ = -1, signal_fd_ = -1, timer_fd_ = -1;
   bool stopping_ = false;
+  bool accept_paused_ = false;            // listen_fd_ is out of the epoll set (EMFILE)
+  bool fds_short_ = false;                // EMFILE said, and no accept since
+  uint64_t last_refusal_log_ns_ = 0;      // refuse_connection's rate limit
+  uint64_t refusals_unlogged_ = 0;
+  // epoll data for the fixed fds; client fds are their own numbers (>= 0).
+  static constexpr uint64_t kListenKey = ~0ull, kSignalKey = ~0ull - 1, kTimerKey = ~0ull - 2;
   std::map<int, std::unique_ptr<Client>> clients_;  // by fd
   std::unique_ptr<policy::Policy> policy_;
   std::vector<HeatSourceInfo> detected_;
@@ -107,6 +150,9 @@ class Server {
   double since_cool_s_ = 0;
   double since_refresh_s_ = 0;
   double since_rate_s_ = 0;
+  double span_s_ = 0;            // seconds since the last tick that planned
+  uint64_t ticks_to_skip_ = 0;   // pace_ticks(): idle ticks still to come
+  bool paced_said_ = false;      // pace_ticks() logged that it skips ticks
 };
 
 }  // namespace mtier::daemon

@@ -2,7 +2,9 @@
 // heat model, the table directories kept in step, the policy's plan over
 // every process, and the plan sent as orders through each process's ring.
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <new>
 #include <tuple>
 
 #include "fuse_child.h"
@@ -90,6 +92,37 @@ size_t index_of(const std::vector<Client*>& order, uint32_t client) {
 
 }  // namespace
 
+template <class F>
+bool Server::guarded(Client& c, const char* what, F&& f) noexcept {
+  const char* reason = "";
+  try {
+    f();
+    return true;
+  } catch (const std::bad_alloc&) {
+    reason = "out of memory (std::bad_alloc)";
+  } catch (const std::exception& e) {
+    // Copied while e lives; no allocation here.
+    snprintf(c.failed_why, sizeof c.failed_why, "%s: %s", what, e.what());
+    c.failed = true;
+    return false;
+  } catch (...) {
+    reason = "an unknown exception";
+  }
+  snprintf(c.failed_why, sizeof c.failed_why, "%s: %s", what, reason);
+  c.failed = true;
+  return false;
+}
+
+void Server::drop_failed() {
+  for (auto it = clients_.begin(); it != clients_.end();) {
+    Client& c = *(it++)->second;  // refuse() erases c
+    if (!c.failed) continue;
+    MTIER_LOG_ERROR("%s: %s; connection closed (the others are served on)", c.label().c_str(),
+                    c.failed_why);
+    refuse(c, -ENOMEM, c.failed_why);
+  }
+}
+
 const HeatSourceInfo* Server::pick_source() const {
   // Best first: exact data addresses of sampled accesses, then faults.
   for (HeatSourceKind k :
@@ -152,30 +185,36 @@ void Server::collect_heat() {
   if (refresh) since_refresh_s_ = 0;
   for (auto& [fd, cp] : clients_) {
     Client& c = *cp;
-    if (!c.is_runtime() || !c.source) continue;
-    if (refresh) (void)c.source->refresh();
-    uint64_t base = c.segment->layout().region_base;
-    uint64_t region_pages = c.segment->region_pages();
-    long n = c.source->drain(
-        [&](const PerfSample& s) {
-          c.samples++;
-          uint64_t page = (s.addr - base) / 4096;
-          if (!s.has_addr || s.addr < base || page >= region_pages) {
-            c.unattributed++;
-            return;
-          }
-          // The directory is sorted by slot, not address: a linear scan is
-          // fine for the handful of tables a trainer has.
-          for (const auto& t : c.tables)
-            if (page >= t.first_page && page < t.first_page + t.pages) {
-              c.heat->record(static_cast<int>(t.id), page - t.first_page);
-              return;
-            }
-          c.unattributed++;
-        },
-        budget);
+    if (!c.is_runtime() || !c.source || c.failed) continue;
+    long n = 0;
+    guarded(c, "collecting its heat", [&] { n = drain_heat(c, refresh, budget); });
     if (n > 0) budget -= std::min(budget, static_cast<size_t>(n));
   }
+}
+
+long Server::drain_heat(Client& c, bool refresh, size_t budget) {
+  if (refresh) (void)c.source->refresh();
+  uint64_t base = c.segment->layout().region_base;
+  uint64_t region_pages = c.segment->region_pages();
+  long n = c.source->drain(
+      [&](const PerfSample& s) {
+        c.samples++;
+        uint64_t page = (s.addr - base) / 4096;
+        if (!s.has_addr || s.addr < base || page >= region_pages) {
+          c.unattributed++;
+          return;
+        }
+        // The directory is sorted by slot, not address: a linear scan is
+        // fine for the handful of tables a trainer has.
+        for (const auto& t : c.tables)
+          if (page >= t.first_page && page < t.first_page + t.pages) {
+            c.heat->record(static_cast<int>(t.id), page - t.first_page);
+            return;
+          }
+        c.unattributed++;
+      },
+      budget);
+  return n;
 }
 
 void Server::tick() {
@@ -183,21 +222,35 @@ void Server::tick() {
   since_cool_s_ += tick_s;
   since_refresh_s_ += tick_s;
   since_rate_s_ += tick_s;
+  span_s_ += tick_s;
   tick_++;
+  if (ticks_to_skip_ > 0) {
+    // After a long tick: only the heartbeats (a runtime counts the daemon
+    // gone after 2 s without one) and the accept pause.
+    ticks_to_skip_--;
+    for (auto& [fd, c] : clients_)
+      if (c->is_runtime()) c->segment->stamp_daemon_heartbeat();
+    resume_accept();
+    return;
+  }
+  uint64_t start_ns = ipc::monotonic_ns();
   for (auto it = clients_.begin(); it != clients_.end();) {
     Client& c = *(it++)->second;  // sync may drop c
-    if (c.is_runtime()) sync_directory(c);
+    if (c.is_runtime()) guarded(c, "reading its table directory", [&] { sync_directory(c); });
   }
   collect_heat();
   bool cool = since_cool_s_ >= policy_->cool_period_s();
   for (auto& [fd, c] : clients_) {
-    if (!c->is_runtime()) continue;
-    c->heat->tick(tick_, tick_s);
+    if (!c->is_runtime() || c->failed) continue;
+    c->heat->tick(tick_, span_s_);
     if (cool) c->heat->cool();
     c->segment->stamp_daemon_heartbeat();
   }
   if (cool) since_cool_s_ = 0;
-  plan_and_order(tick_s);
+  plan_and_order(span_s_);
+  span_s_ = 0;
+  drop_failed();
+  resume_accept();
   if (since_rate_s_ >= 1.0) {
     update_rates(since_rate_s_);
     since_rate_s_ = 0;
@@ -208,6 +261,28 @@ void Server::tick() {
       fuse_pid_ = 0;
     }
   }
+  pace_ticks(ipc::monotonic_ns() - start_ns);
+}
+
+// The tick's work grows with the pages of the registered tables (their
+// places are read and planned every tick): a tick that took `took_ns` is
+// followed by enough idle ticks that the work stays within 1/kTickDuty of
+// the time, so no table, however large, keeps the daemon busy.
+void Server::pace_ticks(uint64_t took_ns) {
+  constexpr uint64_t kTickDuty = 4;
+  uint64_t tick_ns = uint64_t{cfg_.tick_ms} * 1000000;
+  ticks_to_skip_ = took_ns * (kTickDuty - 1) / tick_ns;
+  if (ticks_to_skip_ == 0 || paced_said_) return;
+  paced_said_ = true;
+  uint64_t pages = 0;
+  for (const auto& [fd, c] : clients_)
+    for (const auto& t : c->tables) pages += t.pages;
+  MTIER_LOG_NOTICE(
+      "a tick took %llu ms over %llu table pages: the policy runs every %llu ticks while ticks "
+      "take this long (mtierd spends at most 1/%llu of the time on them)",
+      static_cast<unsigned long long>(took_ns / 1000000), static_cast<unsigned long long>(pages),
+      static_cast<unsigned long long>(ticks_to_skip_ + 1),
+      static_cast<unsigned long long>(kTickDuty));
 }
 
 TableTrack& Server::track_places(Client& c, const ipc::TableEntry& t) {
@@ -288,6 +363,29 @@ void Server::update_rates(double elapsed_s) {
   }
 }
 
+void Server::fill_view(Client& c, policy::ProcessView* pv) {
+  const ipc::SegmentHeader* h = c.segment->header();
+  pv->client = c.id;
+  pv->pid = c.pid;
+  pv->weight = c.weight;
+  pv->dram_resident_pages = h->dram_resident_pages.load(std::memory_order_relaxed);
+  pv->slow_resident_pages = h->slow_resident_pages.load(std::memory_order_relaxed);
+  pv->own_budget_pages = h->dram_budget_pages.load(std::memory_order_relaxed);
+  pv->own_slow_budget_pages = h->slow_budget_pages.load(std::memory_order_relaxed);
+  uint64_t high = h->dram_high_pages.load(std::memory_order_relaxed);
+  if (high > 0 && high < pv->own_budget_pages)
+    pv->dram_fill = static_cast<double>(high) / static_cast<double>(pv->own_budget_pages);
+  for (const auto& t : c.tables) {
+    const TableTrack& track = track_places(c, t);
+    policy::TableView tv;
+    if (c.heat->fill_view(static_cast<int>(t.id), &tv) < 0) continue;
+    tv.name = t.name;
+    tv.place = track.place.data();
+    tv.hints = c.segment->hints() + t.first_page;
+    pv->tables.push_back(std::move(tv));
+  }
+}
+
 void Server::plan_and_order(double tick_s) {
   policy::NodeView node;
   node.now_tick = tick_;
@@ -302,28 +400,9 @@ void Server::plan_and_order(double tick_s) {
   uint64_t stale_ns = uint64_t{cfg_.stale_ms} * 1000000;
   for (auto& [fd, cp] : clients_) {
     Client& c = *cp;
-    if (!c.is_runtime() || !c.segment->runtime_alive(stale_ns)) continue;
-    const ipc::SegmentHeader* h = c.segment->header();
+    if (!c.is_runtime() || c.failed || !c.segment->runtime_alive(stale_ns)) continue;
     policy::ProcessView pv;
-    pv.client = c.id;
-    pv.pid = c.pid;
-    pv.weight = c.weight;
-    pv.dram_resident_pages = h->dram_resident_pages.load(std::memory_order_relaxed);
-    pv.slow_resident_pages = h->slow_resident_pages.load(std::memory_order_relaxed);
-    pv.own_budget_pages = h->dram_budget_pages.load(std::memory_order_relaxed);
-    pv.own_slow_budget_pages = h->slow_budget_pages.load(std::memory_order_relaxed);
-    uint64_t high = h->dram_high_pages.load(std::memory_order_relaxed);
-    if (high > 0 && high < pv.own_budget_pages)
-      pv.dram_fill = static_cast<double>(high) / static_cast<double>(pv.own_budget_pages);
-    for (const auto& t : c.tables) {
-      const TableTrack& track = track_places(c, t);
-      policy::TableView tv;
-      if (c.heat->fill_view(static_cast<int>(t.id), &tv) < 0) continue;
-      tv.name = t.name;
-      tv.place = track.place.data();
-      tv.hints = c.segment->hints() + t.first_page;
-      pv.tables.push_back(std::move(tv));
-    }
+    if (!guarded(c, "reading its pages", [&] { fill_view(c, &pv); })) continue;
     node.procs.push_back(std::move(pv));
     order.push_back(&c);
   }

@@ -35,6 +35,16 @@ std::vector<std::string> words(std::string_view s) {
 
 int invalid(std::string* why, std::string msg) { return config_text::fail(why, std::move(msg)); }
 
+// A memory tier exists when mtierd's status gives it NUMA nodes (a node
+// without a slow memory tier reports "slow" with none); the store tier
+// always exists. 0, or -EINVAL with *why naming the tier.
+int tier_exists(const Value& status, int tier, std::string* why) {
+  const Value* t = find_tier(status, tier);
+  if (t && (t->str("kind") == "store" || !t->str("nodes").empty())) return 0;
+  return invalid(why, std::string("tier ") + kTierNames[tier] +
+                          " does not exist on this node (no NUMA node of that kind)");
+}
+
 int parse_policy(std::string_view line, ipc::Message* out, std::string* why) {
   std::vector<std::string> w = words(line);
   ipc::PolicySet set{w[0], ""};
@@ -59,6 +69,7 @@ int parse_budget(const Value& status, const Node& n, std::string_view line, ipc:
   if (rc == -ERANGE) return invalid(why, "'" + text + "' is too large");
   if (rc < 0)
     return invalid(why, "'" + text + "' is not a size (use e.g. 4096, 64M, 2G; 0 = none)");
+  if (bytes && tier_exists(status, n.tier, why) < 0) return -EINVAL;
   const Value* tier = find_tier(status, n.tier);
   double capacity = tier ? tier->num("capacity_bytes") : 0;
   if (capacity > 0 && static_cast<double>(bytes) > capacity)
@@ -87,6 +98,7 @@ int parse_pin(const Value& status, const Node& n, std::string_view line, ipc::Me
     while (tier < kTierCount && w[0] != kTierNames[tier]) tier++;
     if (tier == kTierCount)
       return invalid(why, "unknown tier '" + w[0] + "' (dram, slow, store or none)");
+    if (tier_exists(status, tier, why) < 0) return -EINVAL;
     pin.tier = static_cast<uint32_t>(tier);
   }
   const Value& t = *find_table(*find_process(status, n.pid), n.table_id);

@@ -14,6 +14,7 @@
 #include "ipc/order_ring.h"
 #include "log/log.h"
 #include "page/core.h"
+#include "sys/text_file.h"
 #include "sys/unix_socket.h"
 #include "util/runtime_thread.h"
 
@@ -157,11 +158,13 @@ int DaemonLink::handshake(int fd, std::string* why) {
   std::vector<int> fds;
   rc = ipc::recv_message(fd, &m, &fds, why);
   if (rc <= 0) {
+    // A reset (the daemon closed before reading) comes with no reason.
     if (rc == 0) *why = "closed the connection";
+    else if (why->empty()) *why = sys::error_text(-rc);
     return rc < 0 ? rc : -ECONNRESET;
   }
   if (auto* e = std::get_if<ipc::Error>(&m.body)) {
-    *why = e->message;
+    *why = e->message.empty() ? "ERROR " + sys::error_text(-e->code) : e->message;
     return e->code;
   }
   auto* w = std::get_if<ipc::Welcome>(&m.body);

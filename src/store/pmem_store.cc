@@ -171,7 +171,10 @@ int map_backing(const BackingFile& f, pmem2_map** map, bool* page, uint64_t* byt
                     -EINVAL);
   int rc = map_fd(f.fd, map, page);
   if (rc != 0) {
-    MTIER_LOG_ERROR("pmem store %s: cannot map: %s", f.path.c_str(), pmem2_errormsg());
+    // libpmem2 leaves its message empty for some failures: then the errno's text.
+    const char* msg = pmem2_errormsg();
+    MTIER_LOG_ERROR("pmem store %s: cannot map: %s", f.path.c_str(),
+                    msg && *msg ? msg : strerror(-pmem2_errno(rc)));
     return pmem2_errno(rc);
   }
   uint64_t size = pmem2_map_get_size(*map) / kStorePage * kStorePage;

@@ -62,3 +62,27 @@ wait_for() {
 status_value() {
   "$MTIER" status --json | "$PYTHON" -c "import json,sys; s=json.load(sys.stdin); print($1)"
 }
+
+# other_user_tool: sets OTHER_MTIER to a copy of the tool that user nobody
+# can run, wherever the checkout lives (a build tree under /root or a 0700
+# directory is out of its reach): the tool itself when nobody can run it,
+# else the program and the libraries it was linked with, copied into $T.
+# Returns 1, with OTHER_WHY saying why, when neither runs as nobody.
+asnobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+other_user_tool() {
+  OTHER_MTIER="$MTIER"
+  asnobody "$OTHER_MTIER" --version >/dev/null 2>&1 && return 0
+  d="$T/nobody-bin"
+  mkdir -p "$d"
+  real="$abs_top_builddir/tools/.libs/mtier"
+  [ -x "$real" ] || real="$MTIER"  # linked statically: the program itself
+  cp "$real" "$d/mtier.bin"
+  cp -P "$abs_top_builddir"/lib/.libs/libmtier.so* "$d/" 2>/dev/null || true
+  printf '#!/bin/sh\nLD_LIBRARY_PATH="%s" exec "%s/mtier.bin" "$@"\n' "$d" "$d" >"$d/mtier"
+  chmod -R a+rX "$d"
+  chmod 755 "$d/mtier"
+  OTHER_MTIER="$d/mtier"
+  out=$(asnobody "$OTHER_MTIER" --version 2>&1) && return 0
+  OTHER_WHY="user nobody can run neither $MTIER nor a copy of it in $d: $out"
+  return 1
+}

@@ -104,7 +104,7 @@ TEST(DaemonConfig, TableDefaultsMatchTheStruct) {
     EXPECT_EQ(set_option(info.name, text, &cfg, &why), 0) << info.name << ": " << why;
   }
   EXPECT_EQ(describe_config(cfg), expected);
-  EXPECT_EQ(daemon_option_table().size(), 13u);
+  EXPECT_EQ(daemon_option_table().size(), 16u);
 }
 
 TEST(DaemonConfig, Defaults) {
@@ -122,6 +122,26 @@ TEST(DaemonConfig, Defaults) {
   EXPECT_EQ(c.tick_ms, 100u);
   EXPECT_EQ(c.log_level, log::Level::kNotice);
   EXPECT_EQ(c.stale_ms, 5000u);
+  EXPECT_EQ(c.max_connections, 1024u);
+  EXPECT_EQ(c.max_connections_per_user, 256u);
+  EXPECT_EQ(c.max_region_bytes_per_user, 0u);
+}
+
+TEST(DaemonConfig, ConnectionAndRegionCaps) {
+  DaemonConfig c;
+  EXPECT_EQ(error_of("max_connections = 64\nmax_connections_per_user = 8\n"
+                     "max_region_bytes_per_user = 2T\n",
+                     &c),
+            "");
+  EXPECT_EQ(c.max_connections, 64u);
+  EXPECT_EQ(c.max_connections_per_user, 8u);
+  EXPECT_EQ(c.max_region_bytes_per_user, 2ull << 40);
+  EXPECT_NE(error_of("max_connections = 0").find("bad value '0' for 'max_connections'"),
+            std::string::npos);
+  EXPECT_NE(error_of("max_connections_per_user = 0").find("max_connections_per_user"),
+            std::string::npos);
+  EXPECT_NE(error_of("max_region_bytes_per_user = 17P").find("max_region_bytes_per_user"),
+            std::string::npos);
 }
 
 TEST(DaemonConfig, EverySetting) {

@@ -97,6 +97,17 @@ const json::Value& doc() {
   return v;
 }
 
+// The same node with a slow memory tier (node 2, of unknown capacity).
+const json::Value& doc_with_slow() {
+  static const json::Value v = [] {
+    std::string text = kStatus;
+    const std::string none = R"("kind": "slow-memory", "nodes": "")";
+    text.replace(text.find(none), none.size(), R"("kind": "slow-memory", "nodes": "2")");
+    return parse_doc(text);
+  }();
+  return v;
+}
+
 Node node(const std::string& path) {
   Node n;
   EXPECT_EQ(parse_path(path, &n), 0) << path;
@@ -407,10 +418,11 @@ ipc::Message pin_msg(uint32_t pid, uint32_t table, uint64_t first, uint64_t page
   return ipc::Message{ipc::PinSet{pid, table, first, pages, tier}};
 }
 
-ipc::Message parsed(const std::string& path, const std::string& text) {
+ipc::Message parsed(const std::string& path, const std::string& text,
+                    const json::Value& status = doc()) {
   ipc::Message m;
   std::string why;
-  EXPECT_EQ(parse_write(doc(), node(path), text, &m, &why), 0)
+  EXPECT_EQ(parse_write(status, node(path), text, &m, &why), 0)
       << path << " '" << text << "': " << why;
   return m;
 }
@@ -447,7 +459,11 @@ TEST(FsWrite, Budget) {
   EXPECT_EQ(parsed("/tiers/dram/budget", "1073741824"), budget_msg(0, 1ull << 30));
   EXPECT_EQ(parsed("/tiers/dram/budget", "8G"), budget_msg(0, 8ull << 30));
   // The slow tier's capacity is unknown (0): no local bound.
-  EXPECT_EQ(parsed("/tiers/slow/budget", "4T"), budget_msg(1, 4ull << 40));
+  EXPECT_EQ(parsed("/tiers/slow/budget", "4T", doc_with_slow()), budget_msg(1, 4ull << 40));
+  // A node without one: a budget for it is refused; 0 (none) is not.
+  EXPECT_NE(rejected("/tiers/slow/budget", "4T").find("tier slow does not exist"),
+            std::string::npos);
+  EXPECT_EQ(parsed("/tiers/slow/budget", "0"), budget_msg(1, 0));
   EXPECT_NE(rejected("/tiers/dram/budget", "12x\n").find("not a size"), std::string::npos);
   EXPECT_NE(rejected("/tiers/dram/budget", "1.5G").find("not a size"), std::string::npos);
   EXPECT_NE(rejected("/tiers/dram/budget", "-1").find("not a size"), std::string::npos);
@@ -462,7 +478,9 @@ TEST(FsWrite, Budget) {
 TEST(FsWrite, Pin) {
   const std::string hot = "/procs/4242/tables/1-hot/pin";
   EXPECT_EQ(parsed(hot, "dram\n"), pin_msg(4242, 1, 0, 8, ipc::kPinDram));
-  EXPECT_EQ(parsed(hot, "slow"), pin_msg(4242, 1, 0, 8, ipc::kPinSlow));
+  EXPECT_EQ(parsed(hot, "slow", doc_with_slow()), pin_msg(4242, 1, 0, 8, ipc::kPinSlow));
+  EXPECT_NE(rejected(hot, "slow").find("tier slow does not exist"), std::string::npos);
+  EXPECT_NE(rejected(hot, "slow 2 5").find("tier slow does not exist"), std::string::npos);
   EXPECT_EQ(parsed(hot, "store 2 5\n"), pin_msg(4242, 1, 2, 5, ipc::kPinStore));
   EXPECT_EQ(parsed(hot, "dram 7 1"), pin_msg(4242, 1, 7, 1, ipc::kPinDram));
   EXPECT_EQ(parsed(hot, "none"), pin_msg(4242, 1, 0, 8, ipc::kUnpin));

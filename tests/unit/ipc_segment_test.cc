@@ -13,12 +13,14 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "ipc/order_ring.h"
 #include "ipc/segment.h"
+#include "segment_fuzz.h"
 #include "sys/shm.h"
 
 namespace mtier::ipc {
@@ -676,6 +678,69 @@ TEST(IpcSegment, Heartbeats) {
   EXPECT_TRUE(s->daemon_alive(5000000000));
   s->header()->daemon_heartbeat_ns.store(now + 60000000000);  // in the future: bogus
   EXPECT_FALSE(s->daemon_alive(~0ull));
+}
+
+}  // namespace
+}  // namespace mtier::ipc
+
+namespace mtier::ipc {
+namespace {
+
+// The segment parser under a seeded fuzz (tests/fuzz/segment_fuzz.h has
+// the invariants; tests/fuzz/segment_fuzz.cc is the long-running version):
+// valid segments with a few tables, then bit flips, random header fields,
+// random directory entries, and truncations. Some inputs must attach and
+// read, others be rejected, each with its reason.
+TEST(IpcSegment, SeededFuzz) {
+  std::mt19937_64 rng(0x5345474d);
+  auto pick = [&](uint64_t n) { return rng() % n; };
+  SegmentLayout l;
+  ASSERT_EQ(compute_layout(64, 4, 2, 0x7f0000000000, &l), 0);
+  std::vector<uint8_t> valid(l.words_offset, 0);
+  memcpy(valid.data(), &l, sizeof l);
+  for (uint32_t i = 0; i < 3; i++) {
+    TableEntry e{};
+    e.id = i + 1;
+    e.first_page = i * 16;
+    e.pages = 16;
+    e.bytes = 16 * 4096;
+    snprintf(e.name, sizeof e.name, "t%u", i);
+    memcpy(valid.data() + l.directory_offset + i * sizeof e, &e, sizeof e);
+  }
+  int outcome;
+  ASSERT_TRUE(fuzz::segment_one(valid.data(), valid.size(), &outcome));
+  ASSERT_EQ(outcome, 1);
+  size_t attached = 0, rejected = 0;
+  for (int i = 0; i < 20000; i++) {
+    std::vector<uint8_t> in = valid;
+    switch (i % 4) {
+      case 0:  // bit flips anywhere
+        for (uint64_t k = 1 + pick(4); k > 0; k--) in[pick(in.size())] ^= 1u << pick(8);
+        break;
+      case 1: {  // one header word random, or a power of two
+        size_t w = pick(sizeof(SegmentLayout) / 8) * 8;
+        uint64_t v = pick(2) ? rng() : uint64_t{1} << pick(64);
+        memcpy(in.data() + w, &v, 8);
+        break;
+      }
+      case 2:  // directory words random, or near the region's edge
+        for (uint64_t k = 1 + pick(6); k > 0; k--) {
+          size_t w = l.directory_offset + pick(4 * sizeof(TableEntry) / 8) * 8;
+          uint64_t v = pick(2) ? rng() : 60 + pick(8) - (pick(2) ? 0 : 64);
+          memcpy(in.data() + w, &v, 8);
+        }
+        break;
+      case 3:  // truncated (the file is then sized by the header)
+        in.resize(pick(in.size() + 1));
+        break;
+    }
+    int outcome;
+    ASSERT_TRUE(fuzz::segment_one(in.data(), in.size(), &outcome)) << "input " << i;
+    attached += outcome == 1;
+    rejected += outcome == 0;
+  }
+  EXPECT_GT(attached, 0u);
+  EXPECT_GT(rejected, 0u);
 }
 
 }  // namespace
