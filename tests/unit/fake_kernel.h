@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "page/core.h"
+#include "page/page_checksum.h"
 #include "sys/page_size.h"
 #include "sys/uffd.h"
 
@@ -190,11 +191,13 @@ struct FakeEngine {
   uint64_t word(uint64_t page) const { return table->words[page].load(); }
   PageState state(uint64_t page) const { return PageWord::state(word(page)); }
 
-  // Puts the page in the store at `slot` with `fill` bytes: ABSENT, slot set.
+  // Puts the page in the store at `slot` with `fill` bytes: ABSENT, slot
+  // set, its checksum recorded as the evictor's write-back would.
   void put_in_store(uint64_t page, uint64_t slot, char fill) {
     memset(store->slot_data(slot), fill, kPageSize);
     store->take(slot);
     set_slot(table->words[page], 0, slot);
+    record_page_sum(table, page, store->slot_data(slot));
   }
   // Makes the page resident with `fill` bytes in the memfd, CLEAN or DIRTY.
   void make_resident(uint64_t page, char fill, bool dirty) {
