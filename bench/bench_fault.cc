@@ -29,6 +29,7 @@ const Probe kProbes[] = {
     {"engine + PMem store: eviction, fetch", probe_pmem_engine},
     {"engine + file store: prefetch", probe_prefetch},
     {"device QD32 4 KiB random write and read", probe_device},
+    {"page checksum (crc32c)", probe_checksum},
 };
 
 struct RunState {
