@@ -22,9 +22,6 @@ namespace mtier {
 namespace {
 
 constexpr uint32_t kPoly = 0x82F63B78;  // Castagnoli, reflected
-// Bytes in each of the three streams of a block: 3 x 1360 + 16 = 4096,
-// a page is one block and two 8-byte words.
-constexpr size_t kLane = 1360;
 
 struct ByteTable {
   uint32_t v[256] = {};
@@ -48,6 +45,10 @@ uint32_t update_portable(uint32_t r, const unsigned char* p, size_t n) {
 }
 
 #if defined(__x86_64__)
+// Bytes in each of the three streams of a block: 3 x 1360 + 16 = 4096,
+// a page is one block and two 8-byte words.
+constexpr size_t kLane = 1360;
+
 // The raw CRC register advanced over `bytes` zero bytes, as four byte
 // tables (the register is linear: its image is the XOR of its bytes').
 struct ShiftTable {
