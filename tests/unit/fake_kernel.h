@@ -95,6 +95,7 @@ class MemStore : public Store {
   explicit MemStore(uint64_t slots) : data_(slots) {}
 
   std::set<uint64_t> fail_read, fail_write;
+  bool byte_addressable = false;  // direct() gives the slot's bytes, as the PMem store's does
   std::function<void()> before_write, before_read;
   uint64_t reads = 0, writes = 0;
   uint64_t read_calls = 0;  // read_pages calls (batches)
@@ -149,7 +150,9 @@ class MemStore : public Store {
       }
       return first;
     }
-    const void* direct(uint64_t) override { return nullptr; }
+    const void* direct(uint64_t slot) override {
+      return s_.byte_addressable ? s_.slot_data(slot) : nullptr;
+    }
 
    private:
     struct alignas(kPageSize) Page : std::array<char, kPageSize> {};

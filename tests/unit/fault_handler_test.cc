@@ -136,6 +136,21 @@ TEST_F(FaultHandlerTest, APageThatComesBackDifferentFailsItsAccessNeverPlacingIt
   EXPECT_EQ(e_.core->residency.claimed(), 0);
 }
 
+TEST_F(FaultHandlerTest, AByteAddressableStoreIsVerifiedBeforeTheCopyFromItsMapping) {
+  e_.store->byte_addressable = true;  // as the PMem store: no read, a copy from the slot
+  e_.put_in_store(5, 7, 0x42);
+  e_.put_in_store(9, 2, 0x33);
+  e_.store->slot_data(2)[4095] ^= 0x01;
+  fault(5);
+  EXPECT_EQ(e_.state(5), PageState::kClean);
+  EXPECT_TRUE(e_.page_is(5, 0x42));
+  fault(9);
+  EXPECT_EQ(e_.state(9), PageState::kFailed);
+  EXPECT_EQ(e_.uffd->count(UffdCall::kCopy, e_.addr(9)), 0u) << "wrong data placed";
+  EXPECT_EQ(e_.uffd->count(UffdCall::kPoison, e_.addr(9)), 1u);
+  EXPECT_EQ(e_.store->reads, 0u);
+}
+
 TEST_F(FaultHandlerTest, AFollowerThatComesBackDifferentStaysInTheStore) {
   handler_.reset();
   e_.core->opts.prefetch_pages = 2;

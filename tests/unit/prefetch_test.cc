@@ -258,6 +258,20 @@ TEST_F(PrefetchTest, APageThatComesBackDifferentIsNotPlacedAndLeftInTheStore) {
   EXPECT_EQ(e_.state(2), PageState::kFailed);
 }
 
+TEST_F(PrefetchTest, AByteAddressableStoreIsVerifiedBeforeTheCopyFromItsMapping) {
+  open();
+  e_.store->byte_addressable = true;  // as the PMem store
+  e_.put_in_store(1, 11, 0x11);
+  e_.put_in_store(2, 12, 0x22);
+  e_.store->slot_data(12)[2048] = 0;
+  EXPECT_EQ(serve(1, 2, 1), 1);
+  EXPECT_TRUE(e_.page_is(1, 0x11));
+  EXPECT_EQ(e_.state(2), PageState::kAbsent);
+  EXPECT_EQ(e_.uffd->count(UffdCall::kCopy, e_.addr(2)), 0u) << "wrong data placed";
+  EXPECT_EQ(e_.store->reads, 0u);
+  EXPECT_EQ(e_.core->counters.store_errors.load(), 1u);
+}
+
 TEST_F(PrefetchTest, PagesOfAFreedTableAreSkippedAndItsPinsForgotten) {
   open();
   ASSERT_EQ(serve(0, 4, 1), 0);
