@@ -30,6 +30,7 @@ const Probe kProbes[] = {
     {"engine + file store: prefetch", probe_prefetch},
     {"device QD32 4 KiB random write and read", probe_device},
     {"placement ahead (COPY, CONTINUE, page cache) and the SIGBUS round trip", probe_placement},
+    {"page checksum (crc32c)", probe_checksum},
 };
 
 struct RunState {

@@ -18,6 +18,7 @@ struct BenchConfig {
   uint64_t pages = 0;                // pages per table (and per device pass)
   std::string fs;                    // filesystem of dir
   std::string file_mode, pmem_mode;  // Store::mode() of each store, once opened
+  std::string checksum_impl;         // how the page checksum is computed, once measured
 };
 
 // Seconds of the DRAM-resident workload behind the sampler-overhead figure.
@@ -38,6 +39,10 @@ int probe_pmem_engine(BenchConfig& c, Samples* s);
 // Sequential reads of an evicted table with prefetch: "prefetch" (GiB/s),
 // "prefetch_share" (% of pages that came in ahead of their fault).
 int probe_prefetch(BenchConfig& c, Samples* s);
+// The page checksum (crc32c) every page read from a store is verified
+// with, over a buffer of `pages` pages larger than the caches, in page
+// order: "checksum" (microseconds a page, the median of three passes).
+int probe_checksum(BenchConfig& c, Samples* s);
 // The device's QD32 4 KiB random-write and random-read throughput through a
 // file-store channel: "dev_write_fresh" (into a new sparse file),
 // "dev_write" (overwrite), "dev_read" (GiB/s), each also "<key>_kiops".

@@ -8,6 +8,7 @@
 #include <shared_mutex>
 
 #include "log/log.h"
+#include "page/page_checksum.h"
 #include "sys/page_size.h"
 #include "sys/uffd.h"
 #include "sys/vm.h"
@@ -302,6 +303,7 @@ void Evictor::write_back(unsigned s, std::vector<PageRef>& group, int* err, uint
       uint64_t slot = PageWord::slot(core_.word(v.table, v.page).load());
       void* buf = ch.buffer(static_cast<unsigned>(k));
       memcpy(buf, core_.alias_of(v.table, v.page), kPageSize);
+      record_page_sum(v.table, v.page, buf);  // the bytes written (a write may race)
       ios.push_back({slot, buf, 0});
     }
     int rc = ch.write_pages(ios.data(), n);

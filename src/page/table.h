@@ -40,6 +40,13 @@ struct Table {
   // the registry has one, else in own_words.
   PageWordAtomic* words = nullptr;
   std::unique_ptr<PageWordAtomic[]> own_words;
+  // The crc32c of what each page's store slot holds, recorded from the
+  // exact bytes the evictor wrote (Evictor::write_back) and verified after
+  // every read before the page is placed (page/page_checksum.h). 4 bytes a
+  // page, allocated with the table (never on the fault path); meaningful
+  // only while the page word has a slot. Written with the page EVICTING,
+  // read with it FETCHING: the stripe lock's transitions order the two.
+  std::unique_ptr<uint32_t[]> sums;
   TableCounters counters;
   // Set (never cleared) once the lookahead names a page of this table: its
   // accesses are then seen through the names (the prefetcher marks every

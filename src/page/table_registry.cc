@@ -34,6 +34,7 @@ Table* TableRegistry::add(const std::string& name, uint64_t bytes, int* err) noe
       t->words = t->own_words.get();
       for (uint64_t i = 0; i < pages; i++) t->words[i].store(0, std::memory_order_relaxed);
     }
+    t->sums.reset(new uint32_t[pages]);  // set before a slot is ever read
     ordered_.reserve(ordered_.size() + 1);
     node = one.extract(id);
   } catch (const std::bad_alloc&) {

@@ -7,6 +7,7 @@
 #include <shared_mutex>
 
 #include "log/log.h"
+#include "page/page_checksum.h"
 #include "sys/uffd.h"
 #include "uffd/placement.h"
 #include "util/runtime_thread.h"
@@ -216,6 +217,7 @@ void Prefetcher::read_from(unsigned store, long* read, bool write) {
       src = ios_[io].buf;
       rc = ios_[io++].result;
     }
+    if (rc == 0) rc = verify_page_sum(core_, cl.table, cl.page, src);  // never wrong data
     // A hint for reading only still follows the table's write intent: the
     // hint says what the caller knows, the table what its pages met.
     bool writable =

@@ -11,6 +11,7 @@
 #include <shared_mutex>
 
 #include "log/log.h"
+#include "page/page_checksum.h"
 #include "sys/uffd.h"
 #include "uffd/placement.h"
 #include "util/runtime_thread.h"
@@ -325,7 +326,8 @@ void FaultHandler::place_all() {
 
 // Reads the group's pages from store `s` into staging buffers (or points at
 // the pmem mapping), at most the channel's depth at a time, placing each
-// chunk before reusing the buffers.
+// chunk before reusing the buffers. A page whose checksum does not match
+// fails as a failed read does.
 void FaultHandler::fetch_from(unsigned s, std::vector<Placement*>& group) {
   StoreChannel& ch = *channels_[s];
   std::vector<StoreIo>& ios = ios_;  // capacity: the deepest channel
@@ -345,6 +347,7 @@ void FaultHandler::fetch_from(unsigned s, std::vector<Placement*>& group) {
         p->source = ios[io].buf;
         p->result = ios[io++].result;
       }
+      if (p->result == 0) p->result = verify_page_sum(core_, p->table, p->page, p->source);
       place(*p);
     }
   }

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <setjmp.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -29,6 +31,7 @@
 #include "page/write_intent.h"
 #include "sys/numa.h"
 #include "sys/vm.h"
+#include "util/crc32c.h"
 
 namespace mtier {
 namespace {
@@ -46,6 +49,7 @@ constexpr const char* kChildDirVariable = "MTIER_TEST_ENGINE_DIR";
 class EngineTest : public ::testing::Test {
  public:
   void run_unreadable_store();
+  void run_corrupted_store();
 
  protected:
   void SetUp() override {
@@ -938,6 +942,84 @@ TEST_F(EngineTest, LookaheadPlacesNamedRowsBeforeTheyAreRead) {
   ASSERT_EQ(engine_->free_table(id), 0);
   EXPECT_EQ(engine_->prefetch_ranges(&all, 1, 5, false), 0) << "a freed table is unmanaged";
 }
+
+}  // namespace
+}  // namespace mtier
+
+namespace mtier {
+namespace {
+
+// The store's copy changes behind mtier's back while reads still succeed:
+// one byte in every slot rewritten (pwrite), then the file truncated and
+// extended again (it reads zeros). The checksum each evicted page carries
+// catches both: the access gets SIGBUS with a logged reason naming the
+// table, page, store, slot and both sums, never the wrong data.
+void corrupted_store_child(EngineTest* self);
+
+TEST_F(EngineTest, AStoreChangedBehindMtierGivesSigbusNeverWrongData) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  ASSERT_EQ(setenv(kChildDirVariable, dir_.c_str(), 1), 0);
+  std::vector<char> zeros(kPage, 0);
+  char zero_sum[16];
+  snprintf(zero_sum, sizeof zero_sum, "%08x", crc32c(zeros.data(), kPage));
+  EXPECT_EXIT(corrupted_store_child(this), ::testing::ExitedWithCode(0),
+              std::string("table victim page 10: checksum mismatch in file store [^ ]+ slot "
+                          "[0-9]+: crc32c expected [0-9a-f]{8}, found [0-9a-f]{8}.*"
+                          "table victim page 10: fetch from file slot [0-9]+ failed: Bad message; "
+                          "the access gets SIGBUS.*"
+                          "table victim page 40: checksum mismatch in file store [^ ]+ slot "
+                          "[0-9]+: crc32c expected [0-9a-f]{8}, found ") +
+                  zero_sum);
+  unsetenv(kChildDirVariable);
+}
+
+// Reads the byte at ta's page `page` in the child: 0 if it got SIGBUS,
+// else the exit code `code` (wrong data was read).
+void expect_sigbus(const char* ta, uint64_t page, int code) {
+  volatile char c = 0;
+  if (sigsetjmp(g_jump, 1) == 0) {
+    c = ta[page * kPage];
+    _exit(code);
+  }
+  (void)c;
+}
+
+void EngineTest::run_corrupted_store() {
+  opts_.dram_bytes = 64ull << 20;
+  start();
+  int a, b;
+  char* ta = table("victim", 64 * kPage, &a);
+  char* tb = table("bystander", 64 * kPage, &b);
+  for (uint64_t p = 0; p < 64; p++) {
+    fill_page(ta + p * kPage, pattern(a, p, 9));
+    fill_page(tb + p * kPage, pattern(b, p, 9));
+  }
+  if (engine_->evict_table(a) != 0) _exit(3);
+  signal(SIGBUS, on_sigbus);
+  int fd = open(opts_.store_path.c_str(), O_RDWR | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0) _exit(4);
+  // The table's 64 slots, the first of a new store: one byte each rewritten.
+  for (off_t off = 100; off < 64 * static_cast<off_t>(kPage); off += kPage) {
+    char c;
+    if (pread(fd, &c, 1, off) != 1) _exit(4);
+    c ^= 0x20;
+    if (pwrite(fd, &c, 1, off) != 1) _exit(4);
+  }
+  expect_sigbus(ta, 10, 5);
+  expect_sigbus(ta, 10, 6);  // FAILED: every later access too
+  if (ftruncate(fd, 0) != 0 || ftruncate(fd, st.st_size) != 0) _exit(4);
+  close(fd);
+  expect_sigbus(ta, 40, 7);
+  for (uint64_t p = 0; p < 64; p++)
+    if (!check_page(tb + p * kPage, pattern(b, p, 9))) _exit(8);
+  TableStats s;
+  if (engine_->table_stats(a, &s) != 0 || s.errors < 2) _exit(9);
+  if (engine_->stats().store_errors < 2) _exit(10);
+  _exit(0);
+}
+
+void corrupted_store_child(EngineTest* self) { self->run_corrupted_store(); }
 
 }  // namespace
 }  // namespace mtier

@@ -13,6 +13,7 @@
 #include "fake_kernel.h"
 #include "log/log.h"
 #include "uffd/fault_handler.h"
+#include "util/crc32c.h"
 
 namespace mtier {
 namespace {
@@ -69,6 +70,8 @@ TEST_F(EvictorTest, DirtyPagesAreWrittenBackAndComeBackIntact) {
   for (uint64_t p = 4; p < 8; p++) {
     ASSERT_EQ(e_.state(p), PageState::kAbsent);
     ASSERT_TRUE(PageWord::has_slot(e_.word(p)));
+    // The checksum the page carries is that of the bytes in its slot.
+    EXPECT_EQ(e_.table->sums[p], crc32c(e_.store->slot_data(PageWord::slot(e_.word(p))), kPageSize));
     struct uffd_msg m = fault_msg(e_.addr(p));
     handler.handle_batch(&m, 1);
     EXPECT_TRUE(e_.page_is(p, static_cast<char>(0x40 + p))) << p;

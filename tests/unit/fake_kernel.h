@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "page/core.h"
+#include "page/page_checksum.h"
 #include "sys/page_size.h"
 #include "sys/uffd.h"
 
@@ -95,6 +96,7 @@ class MemStore : public Store {
 
   std::set<uint64_t> fail_read, fail_write;
   int write_error = -EIO;  // what a write to a slot in fail_write gets
+  bool byte_addressable = false;  // direct() gives the slot's bytes, as the PMem store's does
   std::function<void()> before_write, before_read;
   uint64_t reads = 0, writes = 0;
   uint64_t read_calls = 0;  // read_pages calls (batches)
@@ -149,7 +151,9 @@ class MemStore : public Store {
       }
       return first;
     }
-    const void* direct(uint64_t) override { return nullptr; }
+    const void* direct(uint64_t slot) override {
+      return s_.byte_addressable ? s_.slot_data(slot) : nullptr;
+    }
 
    private:
     struct alignas(kPageSize) Page : std::array<char, kPageSize> {};
@@ -191,11 +195,13 @@ struct FakeEngine {
   uint64_t word(uint64_t page) const { return table->words[page].load(); }
   PageState state(uint64_t page) const { return PageWord::state(word(page)); }
 
-  // Puts the page in the store at `slot` with `fill` bytes: ABSENT, slot set.
+  // Puts the page in the store at `slot` with `fill` bytes: ABSENT, slot
+  // set, its checksum recorded as the evictor's write-back would.
   void put_in_store(uint64_t page, uint64_t slot, char fill) {
     memset(store->slot_data(slot), fill, kPageSize);
     store->take(slot);
     set_slot(table->words[page], 0, slot);
+    record_page_sum(table, page, store->slot_data(slot));
   }
   // Makes the page resident with `fill` bytes in the memfd, CLEAN or DIRTY.
   void make_resident(uint64_t page, char fill, bool dirty) {

@@ -121,6 +121,55 @@ TEST_F(FaultHandlerTest, AFailedStoreReadPoisonsThePageAndNamesTheReason) {
   EXPECT_EQ(e_.store->reads, 1u);
 }
 
+TEST_F(FaultHandlerTest, APageThatComesBackDifferentFailsItsAccessNeverPlacingIt) {
+  // The read succeeds but one bit changed in the store behind mtier's back:
+  // the checksum recorded at write-back catches it, as a failed read.
+  e_.put_in_store(9, 2, 0x33);
+  e_.store->slot_data(2)[1234] ^= 0x04;
+  fault(9);
+  EXPECT_EQ(e_.state(9), PageState::kFailed);
+  EXPECT_EQ(e_.uffd->count(UffdCall::kPoison, e_.addr(9)), 1u);
+  EXPECT_EQ(e_.uffd->count(UffdCall::kCopy, e_.addr(9)), 0u) << "wrong data placed";
+  EXPECT_EQ(e_.core->counters.store_errors.load(), 1u);
+  EXPECT_EQ(e_.table->counters.errors.load(), 1u);
+  EXPECT_EQ(e_.core->residency.resident(), 0);
+  EXPECT_EQ(e_.core->residency.claimed(), 0);
+}
+
+TEST_F(FaultHandlerTest, AByteAddressableStoreIsVerifiedBeforeTheCopyFromItsMapping) {
+  e_.store->byte_addressable = true;  // as the PMem store: no read, a copy from the slot
+  e_.put_in_store(5, 7, 0x42);
+  e_.put_in_store(9, 2, 0x33);
+  e_.store->slot_data(2)[4095] ^= 0x01;
+  fault(5);
+  EXPECT_EQ(e_.state(5), PageState::kClean);
+  EXPECT_TRUE(e_.page_is(5, 0x42));
+  fault(9);
+  EXPECT_EQ(e_.state(9), PageState::kFailed);
+  EXPECT_EQ(e_.uffd->count(UffdCall::kCopy, e_.addr(9)), 0u) << "wrong data placed";
+  EXPECT_EQ(e_.uffd->count(UffdCall::kPoison, e_.addr(9)), 1u);
+  EXPECT_EQ(e_.store->reads, 0u);
+}
+
+TEST_F(FaultHandlerTest, AFollowerThatComesBackDifferentStaysInTheStore) {
+  handler_.reset();
+  e_.core->opts.prefetch_pages = 2;
+  handler_ = std::make_unique<FaultHandler>(*e_.core);
+  ASSERT_EQ(handler_->prepare(), 0);
+  e_.put_in_store(10, 3, 0x10);
+  e_.put_in_store(11, 4, 0x11);
+  memset(e_.store->slot_data(4), 0, kPageSize);  // truncated and extended: zeros
+  fault(10);
+  EXPECT_EQ(e_.state(10), PageState::kClean);
+  EXPECT_EQ(e_.state(11), PageState::kAbsent);  // nobody waited on it: unclaimed
+  EXPECT_EQ(e_.uffd->count(UffdCall::kCopy, e_.addr(11)), 0u);
+  EXPECT_EQ(e_.uffd->count(UffdCall::kPoison), 0u);
+  // Its own access then fails it.
+  fault(11);
+  EXPECT_EQ(e_.state(11), PageState::kFailed);
+  EXPECT_EQ(e_.uffd->count(UffdCall::kPoison, e_.addr(11)), 1u);
+}
+
 TEST_F(FaultHandlerTest, PrefetchedNeighboursOnlyTakeFreeRoom) {
   handler_.reset();
   e_.core->opts.prefetch_pages = 8;

@@ -238,6 +238,40 @@ TEST_F(PrefetchTest, AStoreErrorLeavesThePageInTheStoreAndFailsOnlyItsAccess) {
   EXPECT_EQ(e_.state(2), PageState::kFailed);
 }
 
+TEST_F(PrefetchTest, APageThatComesBackDifferentIsNotPlacedAndLeftInTheStore) {
+  open();
+  e_.put_in_store(1, 11, 0x11);
+  e_.put_in_store(2, 12, 0x22);
+  e_.store->slot_data(12)[0] = 0x23;  // changed behind mtier's back
+  EXPECT_EQ(serve(1, 2, 1), 1);
+  EXPECT_TRUE(e_.page_is(1, 0x11));
+  EXPECT_EQ(e_.state(2), PageState::kAbsent);
+  EXPECT_EQ(e_.uffd->count(UffdCall::kCopy, e_.addr(2)), 0u) << "wrong data placed";
+  EXPECT_EQ(e_.uffd->count(UffdCall::kPoison), 0u) << "nobody touched it: no SIGBUS";
+  EXPECT_EQ(e_.core->counters.store_errors.load(), 1u);
+  EXPECT_EQ(e_.core->residency.claimed(), 0);
+  FaultHandler handler(*e_.core);
+  ASSERT_EQ(handler.prepare(), 0);
+  struct uffd_msg m = fault_msg(e_.addr(2));
+  handler.handle_batch(&m, 1);
+  EXPECT_EQ(e_.uffd->count(UffdCall::kPoison, e_.addr(2)), 1u);
+  EXPECT_EQ(e_.state(2), PageState::kFailed);
+}
+
+TEST_F(PrefetchTest, AByteAddressableStoreIsVerifiedBeforeTheCopyFromItsMapping) {
+  open();
+  e_.store->byte_addressable = true;  // as the PMem store
+  e_.put_in_store(1, 11, 0x11);
+  e_.put_in_store(2, 12, 0x22);
+  e_.store->slot_data(12)[2048] = 0;
+  EXPECT_EQ(serve(1, 2, 1), 1);
+  EXPECT_TRUE(e_.page_is(1, 0x11));
+  EXPECT_EQ(e_.state(2), PageState::kAbsent);
+  EXPECT_EQ(e_.uffd->count(UffdCall::kCopy, e_.addr(2)), 0u) << "wrong data placed";
+  EXPECT_EQ(e_.store->reads, 0u);
+  EXPECT_EQ(e_.core->counters.store_errors.load(), 1u);
+}
+
 TEST_F(PrefetchTest, PagesOfAFreedTableAreSkippedAndItsPinsForgotten) {
   open();
   ASSERT_EQ(serve(0, 4, 1), 0);
