@@ -986,6 +986,11 @@ void expect_sigbus(const char* ta, uint64_t page, int code) {
 
 void EngineTest::run_corrupted_store() {
   opts_.dram_bytes = 64ull << 20;
+  // An existing empty file is taken and kept under its name (a new one
+  // would be unlinked at once), so that it can be rewritten below.
+  int created = open(opts_.store_path.c_str(), O_CREAT | O_WRONLY, 0600);
+  if (created < 0) _exit(11);
+  close(created);
   start();
   int a, b;
   char* ta = table("victim", 64 * kPage, &a);
