@@ -144,6 +144,8 @@ void write_process(json::Writer& j, const Client& c, bool stale, const HeatShape
       .uint("prefetch_hits", h->prefetch_hits.load())
       .uint("prefetch_late", h->prefetch_late.load())
       .uint("pinned_bytes", h->pinned_pages.load() * kPage)
+      .uint("store_errors", h->store_errors.load())
+      .uint("store_full", h->store_full.load())
       .num("faults_per_s", c.faults_per_s)
       .boolean("heat_source", c.source != nullptr)
       .uint("samples", c.samples)

@@ -97,6 +97,10 @@ void print_text(const json::Value& v) {
              "%.0f in DRAM already; window %.1f MiB pinned\n",
              p.num("prefetch_pages"), p.num("prefetch_reads"), p.num("prefetch_late"),
              p.num("prefetch_hits"), mib(p.num("pinned_bytes"), 1));
+    if (p.num("store_errors") > 0 || p.num("store_full") > 0)
+      printf("  store: %.0f errors (failed reads and writes, checksum mismatches), %.0f evictions "
+             "refused by a full store: see the process's log\n",
+             p.num("store_errors"), p.num("store_full"));
     printf("  %-4s %-20s %9s %9s %9s %9s %9s %9s %9s\n", "id", "table", "MiB", "dram MiB",
            "slow MiB", "store MiB", "heat", "faults/s", "migr/s");
     for (const auto& t : p["tables"].items) {

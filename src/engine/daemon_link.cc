@@ -281,6 +281,8 @@ void DaemonLink::publish_status() {
   h->prefetch_hits.store(c.prefetch_hits.load(std::memory_order_relaxed), std::memory_order_relaxed);
   h->prefetch_late.store(c.prefetch_late.load(std::memory_order_relaxed), std::memory_order_relaxed);
   h->pinned_pages.store(pages(c.pinned_pages.load(std::memory_order_relaxed)), std::memory_order_relaxed);
+  h->store_errors.store(c.store_errors.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  h->store_full.store(c.store_full.load(std::memory_order_relaxed), std::memory_order_relaxed);
   segment_.stamp_runtime_heartbeat();
 }
 

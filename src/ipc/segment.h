@@ -27,7 +27,8 @@
 //                          dram_low_pages, dram_high_pages, the lookahead's
 //                          prefetch_pages, prefetch_reads, prefetch_hits,
 //                          prefetch_late, pinned_pages
-//                     320  daemon -> runtime: daemon_heartbeat_ns, hints_epoch
+//                     320  daemon -> runtime: daemon_heartbeat_ns, hints_epoch;
+//                     336  runtime -> daemon: store_errors, store_full
 //                     384  ring_head (daemon, the producer, writes it)
 //                     448  ring_tail (runtime, the consumer, writes it)
 //   directory_offset  = 512: max_tables x TableEntry (80 bytes):
@@ -113,6 +114,12 @@ struct SegmentHeader {
   // Daemon -> runtime. hints_epoch: bumped by the daemon after it rewrote hints.
   alignas(64) std::atomic<uint64_t> daemon_heartbeat_ns;
   std::atomic<uint64_t> hints_epoch;
+  // Runtime -> daemon again, in this block's spare words (the runtime's
+  // block above is full): store errors (failed reads and writes, checksum
+  // mismatches) and evictions refused by a store with no free slot, as
+  // mtier_stats counts them (0 from a runtime that does not say).
+  std::atomic<uint64_t> store_errors;
+  std::atomic<uint64_t> store_full;
   // The order ring's free-running indexes, each on its own cache line.
   alignas(64) std::atomic<uint64_t> ring_head;
   alignas(64) std::atomic<uint64_t> ring_tail;
@@ -126,6 +133,8 @@ static_assert(offsetof(SegmentHeader, dram_low_pages) == 264);
 static_assert(offsetof(SegmentHeader, pinned_pages) == 312);
 static_assert(offsetof(SegmentHeader, daemon_heartbeat_ns) == 320);
 static_assert(offsetof(SegmentHeader, hints_epoch) == 328);
+static_assert(offsetof(SegmentHeader, store_errors) == 336);
+static_assert(offsetof(SegmentHeader, store_full) == 344);
 static_assert(offsetof(SegmentHeader, ring_head) == 384);
 static_assert(offsetof(SegmentHeader, ring_tail) == 448);
 
