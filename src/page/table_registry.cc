@@ -35,7 +35,10 @@ Table* TableRegistry::add(const std::string& name, uint64_t bytes, int* err) noe
       for (uint64_t i = 0; i < pages; i++) t->words[i].store(0, std::memory_order_relaxed);
     }
     t->sums.reset(new uint32_t[pages]);  // set before a slot is ever read
-    ordered_.reserve(ordered_.size() + 1);
+    // Grown geometrically: reserving size()+1 reallocated and copied the
+    // whole list on every table, quadratic in the number of tables.
+    if (ordered_.size() == ordered_.capacity())
+      ordered_.reserve(std::max<size_t>(16, 2 * ordered_.capacity()));
     node = one.extract(id);
   } catch (const std::bad_alloc&) {
     *err = -ENOMEM;

@@ -38,7 +38,8 @@ class TableRegistry {
   // Under the shared lock.
   Table* find(const void* addr) const;
   Table* by_id(int id) const;
-  // Tables in address order (for the clock hands).
+  // Tables in address order (for the clock hands). Its storage grows
+  // geometrically: adding n tables reallocates it O(log n) times.
   const std::vector<Table*>& ordered() const { return ordered_; }
   // First table whose first_page >= region_page, wrapping to the first.
   size_t index_at_or_after(uint64_t region_page) const;

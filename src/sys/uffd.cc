@@ -132,6 +132,11 @@ long uffd_read(int fd, struct uffd_msg* msgs, size_t n) {
   return got / static_cast<long>(sizeof(*msgs));
 }
 
+int poll_fds(struct pollfd* fds, size_t n) {
+  int rc = poll(fds, static_cast<nfds_t>(n), -1);
+  return rc < 0 ? -errno : rc;
+}
+
 Uffd::~Uffd() = default;
 
 int Uffd::copy(void* dst, const void* src, size_t len, bool wp, bool dontwake) {
@@ -144,5 +149,6 @@ int Uffd::writeprotect(void* addr, size_t len, bool protect) {
 int Uffd::wake(void* addr, size_t len) { return uffd_wake(fd_, addr, len); }
 int Uffd::poison(void* addr, size_t len) { return uffd_poison(fd_, addr, len); }
 long Uffd::read(struct uffd_msg* msgs, size_t n) { return uffd_read(fd_, msgs, n); }
+int Uffd::wait(struct pollfd* fds, size_t n) { return poll_fds(fds, n); }
 
 }  // namespace mtier::sys

@@ -2,17 +2,21 @@
 
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <mutex>
 #include <shared_mutex>
+#include <thread>
 
 #include "log/log.h"
 #include "page/page_checksum.h"
 #include "sys/uffd.h"
+#include "uffd/loop_errors.h"
 #include "uffd/placement.h"
 #include "util/runtime_thread.h"
 
@@ -24,6 +28,12 @@ constexpr size_t kMaxRequests = 4096;  // queued prefetch requests (the daemon r
 bool is_write(uint64_t flags) { return flags & UFFD_PAGEFAULT_FLAG_WRITE; }
 bool is_minor(uint64_t flags) { return flags & UFFD_PAGEFAULT_FLAG_MINOR; }
 bool is_wp(uint64_t flags) { return flags & UFFD_PAGEFAULT_FLAG_WP; }
+
+uint64_t now_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(ts.tv_nsec);
+}
 
 }  // namespace
 
@@ -124,25 +134,32 @@ void FaultHandler::serve_prefetch_requests() {
   if (!pending_.empty()) flush();
 }
 
+// Leaves only when stop() asks. A failing wait or read is logged and retried
+// after a back-off (uffd/loop_errors.h), however long it lasts: a thread
+// that left would hang every later fault in a managed table for ever.
 void FaultHandler::run() {
   struct uffd_msg msgs[kBatch];
   struct pollfd fds[3] = {
       {core_.uffd->fd(), POLLIN, 0}, {stop_fd_, POLLIN, 0}, {request_fd_, POLLIN, 0}};
+  LoopErrors errors;
+  auto retry = [&](const char* what, long err) {
+    uint64_t backoff = errors.failed(what, static_cast<int>(err), now_ns());
+    std::this_thread::sleep_for(std::chrono::nanoseconds(backoff));
+  };
   while (running_.load(std::memory_order_acquire)) {
-    if (poll(fds, 3, -1) < 0) {
-      if (errno == EINTR) continue;
-      MTIER_LOG_ERROR("fault handler: poll: %s; faults in managed tables are no longer served",
-                      strerror(errno));
-      break;
+    if (int rc = core_.uffd->wait(fds, 3); rc < 0) {
+      if (rc != -EINTR) retry("poll", rc);  // EINTR: a signal, no error
+      continue;
     }
     if (fds[1].revents) break;
     if (fds[2].revents) serve_prefetch_requests();
     if (!fds[0].revents) continue;
     long n = core_.uffd->read(msgs, kBatch);
     if (n < 0) {
-      MTIER_LOG_ERROR("fault handler: read from userfaultfd: %s", strerror(static_cast<int>(-n)));
-      break;
+      retry("read from userfaultfd", n);
+      continue;
     }
+    errors.succeeded(now_ns());
     if (n > 0) handle_batch(msgs, static_cast<size_t>(n));
   }
 }

@@ -6,9 +6,11 @@
 // runs: the tests call handle_batch() and the evictor's passes themselves.
 #pragma once
 #include <linux/userfaultfd.h>
+#include <poll.h>
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <deque>
@@ -36,6 +38,13 @@ struct UffdCall {
 // Results are taken from the per-call queue first (front to back), then the
 // default (0). A successful copy puts the bytes into the memfd through the
 // region's alias, as UFFDIO_COPY puts them into the page cache.
+// For a test that runs the handler thread (start()): wait() returns the
+// errors in wait_results first, then reports the userfaultfd readable while
+// read_results or batches are queued (the eventfds polled without
+// blocking), else polls the eventfds alone, blocking; read() returns the
+// errors in read_results first, then the next of `batches`, then 0. Set the
+// queues before start(); `delivered` counts the batches read, for the test
+// thread to wait on.
 class FakeUffd : public sys::Uffd {
  public:
   explicit FakeUffd(Region& region) : sys::Uffd(-1), region_(region) {}
@@ -65,7 +74,31 @@ class FakeUffd : public sys::Uffd {
     calls.push_back({UffdCall::kPoison, reinterpret_cast<uintptr_t>(addr), len, false});
     return 0;
   }
-  long read(struct uffd_msg*, size_t) override { return 0; }
+  long read(struct uffd_msg* msgs, size_t n) override {
+    reads++;
+    if (!read_results.empty()) return next_long(read_results);
+    if (batches.empty()) return 0;
+    size_t k = std::min(n, batches.front().size());
+    std::copy_n(batches.front().begin(), k, msgs);
+    batches.pop_front();
+    delivered.fetch_add(1);
+    return static_cast<long>(k);
+  }
+  int wait(struct pollfd* fds, size_t n) override {
+    waits++;
+    if (!wait_results.empty()) return next(wait_results);
+    bool ready = !read_results.empty() || !batches.empty();
+    fds[0].revents = ready ? POLLIN : 0;
+    int rc = ::poll(fds + 1, static_cast<nfds_t>(n - 1), ready ? 0 : -1);
+    if (rc < 0) return -errno;
+    return rc + ready;
+  }
+
+  std::deque<int> wait_results;
+  std::deque<long> read_results;
+  std::deque<std::vector<struct uffd_msg>> batches;
+  std::atomic<uint64_t> delivered{0};
+  std::atomic<uint64_t> reads{0}, waits{0};
 
   size_t count(UffdCall::Kind k, const void* addr = nullptr) const {
     size_t n = 0;
@@ -75,6 +108,11 @@ class FakeUffd : public sys::Uffd {
   }
 
  private:
+  static long next_long(std::deque<long>& q) {
+    long rc = q.front();
+    q.pop_front();
+    return rc;
+  }
   static int next(std::deque<int>& q) {
     if (q.empty()) return 0;
     int rc = q.front();

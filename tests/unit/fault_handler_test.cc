@@ -3,10 +3,13 @@
 // EAGAIN, errors), the store in memory (reads that fail). Every branch of
 // the fault path: zero fill, fetch, a wake after the fetch, duplicates in a
 // batch, a fault on a page in flight or poisoned, a failed store read, the
-// EAGAIN retry bound, the budget wait with no lock held.
+// EAGAIN retry bound, the budget wait with no lock held. And the thread's
+// loop: a wait or read that fails is logged and retried, never left.
 #include "uffd/fault_handler.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <future>
@@ -14,6 +17,8 @@
 #include <thread>
 
 #include "fake_kernel.h"
+#include "log/log.h"
+#include "uffd/loop_errors.h"
 
 namespace mtier {
 namespace {
@@ -349,6 +354,140 @@ TEST(FaultHandlerLockOrder, WaitingForRoomUnderTheRegistryIsCaughtInCheckedBuild
         std::shared_lock lk(e.core->tables.mutex());
       },
       "lock order: taking the table registry lock while holding a page stripe lock");
+}
+
+}  // namespace
+}  // namespace mtier
+
+namespace mtier {
+namespace {
+
+// Points the log at a pipe for the test's life; text() reads what came.
+class LogCapture {
+ public:
+  LogCapture() {
+    EXPECT_EQ(pipe2(fds_, O_NONBLOCK | O_CLOEXEC), 0);
+    log::set_fd(fds_[1]);
+    log::reset_rate_cap_for_testing();
+  }
+  ~LogCapture() {
+    log::set_fd(2);
+    close(fds_[0]);
+    close(fds_[1]);
+  }
+  const std::string& text() {
+    char buf[4096];
+    for (ssize_t n; (n = read(fds_[0], buf, sizeof buf)) > 0;) text_.append(buf, static_cast<size_t>(n));
+    return text_;
+  }
+  size_t count(const std::string& s) {
+    size_t n = 0;
+    for (size_t at = text().find(s); at != std::string::npos; at = text_.find(s, at + 1)) n++;
+    return n;
+  }
+
+ private:
+  int fds_[2] = {-1, -1};
+  std::string text_;
+};
+
+// Waits up to 10 s for `done`.
+template <class F>
+bool eventually(F done) {
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+using FaultLoopTest = FaultHandlerTest;
+
+TEST_F(FaultLoopTest, AReadThatFailsThenWorksIsLoggedOnceAndTheNextFaultIsServed) {
+  LogCapture log;
+  e_.uffd->read_results = {-ENOMEM, -EIO, -ENOMEM};
+  e_.uffd->batches.push_back({fault_msg(e_.addr(5))});
+  ASSERT_EQ(handler_->start(), 0);
+  ASSERT_TRUE(eventually([&] { return e_.state(5) == PageState::kClean; }))
+      << "the fault after the failed reads was not served";
+  handler_->stop();
+  EXPECT_EQ(e_.uffd->reads.load(), 4u);
+  EXPECT_EQ(e_.uffd->count(UffdCall::kCopy, e_.addr(5)), 1u);
+  EXPECT_EQ(log.count("fault handler: read from userfaultfd: Cannot allocate memory; retrying"), 1u)
+      << log.text();
+  EXPECT_EQ(log.count("fault handler: "), 2u) << log.text();  // the error, then the recovery
+  EXPECT_EQ(log.count("recovered after 3 consecutive failures"), 1u) << log.text();
+}
+
+TEST_F(FaultLoopTest, APollThatFailsThenWorksIsLoggedAndTheNextFaultIsServed) {
+  LogCapture log;
+  e_.uffd->wait_results = {-ENOMEM, -ENOMEM};
+  e_.uffd->batches.push_back({fault_msg(e_.addr(7), kWrite)});
+  ASSERT_EQ(handler_->start(), 0);
+  ASSERT_TRUE(eventually([&] { return e_.state(7) == PageState::kDirty; }));
+  handler_->stop();
+  EXPECT_EQ(log.count("fault handler: poll: Cannot allocate memory; retrying"), 1u) << log.text();
+  EXPECT_EQ(log.count("recovered after 2 consecutive failures"), 1u) << log.text();
+}
+
+TEST_F(FaultLoopTest, AnInterruptedPollIsRetriedWithoutALine) {
+  LogCapture log;
+  e_.uffd->wait_results = {-EINTR, -EINTR};
+  e_.uffd->batches.push_back({fault_msg(e_.addr(2))});
+  ASSERT_EQ(handler_->start(), 0);
+  ASSERT_TRUE(eventually([&] { return e_.state(2) == PageState::kClean; }));
+  handler_->stop();
+  EXPECT_EQ(log.text(), "");
+}
+
+// The loop leaves only when told to: an error that never clears keeps it
+// retrying (backed off), and stop() still ends it.
+TEST_F(FaultLoopTest, AReadThatKeepsFailingIsRetriedUntilStop) {
+  LogCapture log;
+  e_.uffd->read_results.assign(100000, -EBADF);
+  ASSERT_EQ(handler_->start(), 0);
+  ASSERT_TRUE(eventually([&] { return e_.uffd->reads.load() >= 5; }));
+  auto stopped = std::async(std::launch::async, [&] { handler_->stop(); });
+  ASSERT_EQ(stopped.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+  EXPECT_LT(e_.uffd->reads.load(), 1000u) << "retried without backing off";
+  EXPECT_EQ(log.count("Bad file descriptor; retrying"), 1u) << log.text();
+}
+
+constexpr uint64_t kMs = 1'000'000;
+
+TEST(LoopErrorsTest, BacksOffDoublingUpToTheCap) {
+  LogCapture log;
+  LoopErrors e;
+  EXPECT_EQ(e.failed("poll", -ENOMEM, 0), LoopErrors::kFirstBackoffNs);
+  EXPECT_EQ(e.failed("poll", -ENOMEM, 1 * kMs), 2 * LoopErrors::kFirstBackoffNs);
+  uint64_t b = 0;
+  for (int i = 0; i < 20; i++) b = e.failed("poll", -ENOMEM, 10 * kMs);
+  EXPECT_EQ(b, LoopErrors::kMaxBackoffNs);
+  EXPECT_EQ(e.consecutive(), 22u);
+  EXPECT_EQ(log.count("<3>"), 1u) << log.text();  // only the first failure, under 1 s
+}
+
+TEST(LoopErrorsTest, ARunOverOneSecondIsLoggedOnceMoreWithItsCount) {
+  LogCapture log;
+  LoopErrors e;
+  uint64_t t = 5'000 * kMs;
+  for (int i = 0; i < 12; i++) (void)e.failed("read from userfaultfd", -EIO, t + i * 100 * kMs);
+  EXPECT_EQ(log.count("<3>"), 2u) << log.text();
+  EXPECT_EQ(log.count("11 consecutive failures over 1000 ms"), 1u) << log.text();
+  e.succeeded(t + 1200 * kMs);
+  EXPECT_EQ(log.count("recovered after 12 consecutive failures over 1200 ms"), 1u) << log.text();
+  EXPECT_EQ(e.consecutive(), 0u);
+  // A new run is logged afresh, its first failure first.
+  (void)e.failed("poll", -EIO, t + 2000 * kMs);
+  EXPECT_EQ(log.count("fault handler: poll: Input/output error; retrying"), 1u) << log.text();
+}
+
+TEST(LoopErrorsTest, ASuccessWithNoRunLogsNothing) {
+  LogCapture log;
+  LoopErrors e;
+  e.succeeded(1);
+  EXPECT_EQ(log.text(), "");
 }
 
 }  // namespace
