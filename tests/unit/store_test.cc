@@ -726,7 +726,8 @@ TEST(FileStore, StoreLargerThanTheFreeSpaceIsRefusedWhenAskedFor) {
   EXPECT_EQ(err, -ENOSPC);
   std::string line = log::captured_error();
   log::capture_errors(false);
-  EXPECT_NE(line.find("GiB free, the store is"), std::string::npos) << line;
+  // The free space is printed in the unit that fits it (MiB in a small VM).
+  EXPECT_NE(line.find(" free, the store is"), std::string::npos) << line;
   EXPECT_NE(line.find("store_bytes"), std::string::npos) << line;
   EXPECT_EQ(dir.entries(), 0u);
   o.bytes_given = false;
