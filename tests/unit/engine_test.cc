@@ -50,6 +50,15 @@ class EngineTest : public ::testing::Test {
  public:
   void run_unreadable_store();
   void run_corrupted_store();
+  // A death test child's set-up: a store file of its own, kept under its
+  // name (an existing empty file is taken and kept; a new one would be
+  // unlinked at once) so that the test can change it behind the engine;
+  // tables "victim" (written, then evicted) and "bystander" (written).
+  struct VictimAndBystander {
+    int a, b;
+    char *ta, *tb;
+  };
+  VictimAndBystander start_with_a_kept_store();
 
  protected:
   void SetUp() override {
@@ -815,10 +824,8 @@ TEST_F(EngineTest, UnreadableStoreGivesSigbusAndALoggedReason) {
 namespace mtier {
 namespace {
 
-void EngineTest::run_unreadable_store() {
+EngineTest::VictimAndBystander EngineTest::start_with_a_kept_store() {
   opts_.dram_bytes = 64ull << 20;
-  // An existing empty file is taken and kept under its name (a new one
-  // would be unlinked at once), so that it can be truncated below.
   int fd = open(opts_.store_path.c_str(), O_CREAT | O_WRONLY, 0600);
   if (fd < 0) _exit(6);
   close(fd);
@@ -831,6 +838,11 @@ void EngineTest::run_unreadable_store() {
     fill_page(tb + p * kPage, pattern(b, p, 9));
   }
   if (engine_->evict_table(a) != 0) _exit(3);
+  return {a, b, ta, tb};
+}
+
+void EngineTest::run_unreadable_store() {
+  auto [a, b, ta, tb] = start_with_a_kept_store();
   if (truncate(opts_.store_path.c_str(), 0) != 0) _exit(4);
   signal(SIGBUS, on_sigbus);
   volatile char c = 0;
@@ -985,21 +997,7 @@ void expect_sigbus(const char* ta, uint64_t page, int code) {
 }
 
 void EngineTest::run_corrupted_store() {
-  opts_.dram_bytes = 64ull << 20;
-  // An existing empty file is taken and kept under its name (a new one
-  // would be unlinked at once), so that it can be rewritten below.
-  int created = open(opts_.store_path.c_str(), O_CREAT | O_WRONLY, 0600);
-  if (created < 0) _exit(11);
-  close(created);
-  start();
-  int a, b;
-  char* ta = table("victim", 64 * kPage, &a);
-  char* tb = table("bystander", 64 * kPage, &b);
-  for (uint64_t p = 0; p < 64; p++) {
-    fill_page(ta + p * kPage, pattern(a, p, 9));
-    fill_page(tb + p * kPage, pattern(b, p, 9));
-  }
-  if (engine_->evict_table(a) != 0) _exit(3);
+  auto [a, b, ta, tb] = start_with_a_kept_store();
   signal(SIGBUS, on_sigbus);
   int fd = open(opts_.store_path.c_str(), O_RDWR | O_CLOEXEC);
   struct stat st;
