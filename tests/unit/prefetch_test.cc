@@ -40,6 +40,16 @@ class PrefetchTest : public ::testing::Test {
   // The prefetcher's channels come from start(); the tests serve without
   // the thread, so they open them the same way.
   void open() { ASSERT_EQ(prefetcher_->start(), 0); prefetcher_->stop(); }
+  // Page p's access fetches it itself, the store fails it: SIGBUS (poison)
+  // for that access and the page FAILED.
+  void access_gets_sigbus(uint64_t p) {
+    FaultHandler handler(*e_.core);
+    ASSERT_EQ(handler.prepare(), 0);
+    struct uffd_msg m = fault_msg(e_.addr(p));
+    handler.handle_batch(&m, 1);
+    EXPECT_EQ(e_.uffd->count(UffdCall::kPoison, e_.addr(p)), 1u);
+    EXPECT_EQ(e_.state(p), PageState::kFailed);
+  }
 
   FakeEngine e_;
   std::unique_ptr<Prefetcher> prefetcher_;
@@ -230,12 +240,7 @@ TEST_F(PrefetchTest, AStoreErrorLeavesThePageInTheStoreAndFailsOnlyItsAccess) {
   EXPECT_EQ(e_.uffd->count(UffdCall::kPoison), 0u) << "nobody touched it: no SIGBUS";
   EXPECT_EQ(e_.table->counters.errors.load(), 1u);
   // The access then fetches it itself; the store still fails: SIGBUS for it.
-  FaultHandler handler(*e_.core);
-  ASSERT_EQ(handler.prepare(), 0);
-  struct uffd_msg m = fault_msg(e_.addr(2));
-  handler.handle_batch(&m, 1);
-  EXPECT_EQ(e_.uffd->count(UffdCall::kPoison, e_.addr(2)), 1u);
-  EXPECT_EQ(e_.state(2), PageState::kFailed);
+  access_gets_sigbus(2);
 }
 
 TEST_F(PrefetchTest, APageThatComesBackDifferentIsNotPlacedAndLeftInTheStore) {
@@ -250,12 +255,7 @@ TEST_F(PrefetchTest, APageThatComesBackDifferentIsNotPlacedAndLeftInTheStore) {
   EXPECT_EQ(e_.uffd->count(UffdCall::kPoison), 0u) << "nobody touched it: no SIGBUS";
   EXPECT_EQ(e_.core->counters.store_errors.load(), 1u);
   EXPECT_EQ(e_.core->residency.claimed(), 0);
-  FaultHandler handler(*e_.core);
-  ASSERT_EQ(handler.prepare(), 0);
-  struct uffd_msg m = fault_msg(e_.addr(2));
-  handler.handle_batch(&m, 1);
-  EXPECT_EQ(e_.uffd->count(UffdCall::kPoison, e_.addr(2)), 1u);
-  EXPECT_EQ(e_.state(2), PageState::kFailed);
+  access_gets_sigbus(2);
 }
 
 TEST_F(PrefetchTest, AByteAddressableStoreIsVerifiedBeforeTheCopyFromItsMapping) {
