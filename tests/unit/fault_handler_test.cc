@@ -38,6 +38,13 @@ class FaultHandlerTest : public ::testing::Test {
     handler_ = std::make_unique<FaultHandler>(*e_.core);
     ASSERT_EQ(handler_->prepare(), 0);
   }
+  // A new handler that fetches `n` store-held neighbours with each fetch.
+  void restart_with_prefetch_pages(unsigned n) {
+    handler_.reset();
+    e_.core->opts.prefetch_pages = n;
+    handler_ = std::make_unique<FaultHandler>(*e_.core);
+    ASSERT_EQ(handler_->prepare(), 0);
+  }
   void fault(uint64_t page, uint64_t flags = 0) {
     struct uffd_msg m = fault_msg(e_.addr(page), flags);
     handler_->handle_batch(&m, 1);
@@ -157,10 +164,7 @@ TEST_F(FaultHandlerTest, AByteAddressableStoreIsVerifiedBeforeTheCopyFromItsMapp
 }
 
 TEST_F(FaultHandlerTest, AFollowerThatComesBackDifferentStaysInTheStore) {
-  handler_.reset();
-  e_.core->opts.prefetch_pages = 2;
-  handler_ = std::make_unique<FaultHandler>(*e_.core);
-  ASSERT_EQ(handler_->prepare(), 0);
+  ASSERT_NO_FATAL_FAILURE(restart_with_prefetch_pages(2));
   e_.put_in_store(10, 3, 0x10);
   e_.put_in_store(11, 4, 0x11);
   memset(e_.store->slot_data(4), 0, kPageSize);  // truncated and extended: zeros
@@ -176,10 +180,7 @@ TEST_F(FaultHandlerTest, AFollowerThatComesBackDifferentStaysInTheStore) {
 }
 
 TEST_F(FaultHandlerTest, PrefetchedNeighboursOnlyTakeFreeRoom) {
-  handler_.reset();
-  e_.core->opts.prefetch_pages = 8;
-  handler_ = std::make_unique<FaultHandler>(*e_.core);
-  ASSERT_EQ(handler_->prepare(), 0);
+  ASSERT_NO_FATAL_FAILURE(restart_with_prefetch_pages(8));
   for (uint64_t p = 0; p < 13; p++) e_.make_resident(p, 0, false);
   for (uint64_t p = 20; p < 30; p++) e_.put_in_store(p, p, static_cast<char>(p));
   fault(20);
@@ -190,10 +191,7 @@ TEST_F(FaultHandlerTest, PrefetchedNeighboursOnlyTakeFreeRoom) {
 }
 
 TEST_F(FaultHandlerTest, AFailedPrefetchLeavesThePageInTheStore) {
-  handler_.reset();
-  e_.core->opts.prefetch_pages = 2;
-  handler_ = std::make_unique<FaultHandler>(*e_.core);
-  ASSERT_EQ(handler_->prepare(), 0);
+  ASSERT_NO_FATAL_FAILURE(restart_with_prefetch_pages(2));
   e_.put_in_store(10, 3, 0x10);
   e_.put_in_store(11, 4, 0x11);
   e_.put_in_store(12, 5, 0x12);
