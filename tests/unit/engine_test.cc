@@ -59,6 +59,16 @@ class EngineTest : public ::testing::Test {
     char *ta, *tb;
   };
   VictimAndBystander start_with_a_kept_store();
+  // A new engine (the sampler off) and a table of kWrittenPages pages
+  // written with pattern round 0 (the write-intent tests).
+  static constexpr uint64_t kWrittenPages = 64;
+  char* start_with_written_table(const char* name, int* id) {
+    opts_.scan_rate = 0;
+    start();
+    char* t = table(name, kWrittenPages * kPage, id);
+    for (uint64_t p = 0; p < kWrittenPages; p++) fill_page(t + p * kPage, pattern(*id, p, 0));
+    return t;
+  }
 
  protected:
   void SetUp() override {
@@ -432,12 +442,9 @@ void read_then_write_pass(char* t, int id, uint64_t pages, int round) {
 }
 
 TEST_F(EngineTest, WritesAfterReadsMapFetchedPagesWritable) {
-  opts_.scan_rate = 0;
-  start();
   int id;
-  constexpr uint64_t kPages = 64;
-  char* t = table("learns", kPages * kPage, &id);
-  for (uint64_t p = 0; p < kPages; p++) fill_page(t + p * kPage, pattern(id, p, 0));
+  constexpr uint64_t kPages = kWrittenPages;
+  char* t = start_with_written_table("learns", &id);
   TableStats before, after;
   for (int round = 1; round <= 2; round++) {
     ASSERT_EQ(engine_->evict_table(id), 0);
@@ -455,13 +462,10 @@ TEST_F(EngineTest, WritesAfterReadsMapFetchedPagesWritable) {
 }
 
 TEST_F(EngineTest, WithoutPredictWritesEveryWriteAfterAReadFaults) {
-  opts_.scan_rate = 0;
   opts_.predict_writes = false;
-  start();
   int id;
-  constexpr uint64_t kPages = 64;
-  char* t = table("plain", kPages * kPage, &id);
-  for (uint64_t p = 0; p < kPages; p++) fill_page(t + p * kPage, pattern(id, p, 0));
+  constexpr uint64_t kPages = kWrittenPages;
+  char* t = start_with_written_table("plain", &id);
   ASSERT_EQ(engine_->evict_table(id), 0);
   TableStats before, after;
   ASSERT_EQ(engine_->table_stats(id, &before), 0);
@@ -474,12 +478,9 @@ TEST_F(EngineTest, WithoutPredictWritesEveryWriteAfterAReadFaults) {
 // probes leave DRAM unwritten): a few read-only passes later, evicting what
 // was read writes nothing back.
 TEST_F(EngineTest, ATableThatTurnsReadOnlyIsFetchedWriteProtectedAgain) {
-  opts_.scan_rate = 0;
-  start();
   int id;
-  constexpr uint64_t kPages = 64;
-  char* t = table("turns", kPages * kPage, &id);
-  for (uint64_t p = 0; p < kPages; p++) fill_page(t + p * kPage, pattern(id, p, 0));
+  constexpr uint64_t kPages = kWrittenPages;
+  char* t = start_with_written_table("turns", &id);
   ASSERT_EQ(engine_->evict_table(id), 0);
   read_then_write_pass(t, id, kPages, 1);
   int clean_pass = -1;
