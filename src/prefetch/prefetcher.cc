@@ -218,13 +218,9 @@ void Prefetcher::read_from(unsigned store, long* read, bool write) {
       rc = ios_[io++].result;
     }
     if (rc == 0) rc = verify_page_sum(core_, cl.table, cl.page, src);  // never wrong data
-    // A hint for reading only still follows the table's write intent: the
-    // hint says what the caller knows, the table what its pages met.
-    bool writable =
-        write || (core_.opts.predict_writes && cl.table->write_intent.map_writable());
     if (rc == 0)
-      rc = place_claimed(core_, cl.table, cl.page, src, writable, cl.table->counters.prefetches,
-                         false);
+      rc = place_claimed(core_, cl.table, cl.page, src, fetch_writable(core_, cl.table, write),
+                         cl.table->counters.prefetches, false);
     if (rc == 0) {
       (*read)++;
       core_.counters.prefetch_reads.fetch_add(1, std::memory_order_relaxed);

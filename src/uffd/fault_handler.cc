@@ -159,7 +159,7 @@ void FaultHandler::run() {
       retry("read from userfaultfd", n);
       continue;
     }
-    errors.succeeded(now_ns());
+    if (errors.consecutive()) errors.succeeded(now_ns());  // no clock read per batch
     if (n > 0) handle_batch(msgs, static_cast<size_t>(n));
   }
 }
@@ -381,7 +381,7 @@ void FaultHandler::place(Placement& p) {
   }
   if (p.result < 0) return fail(t, p.page, p.tid, p.result, "fetch");
   auto& c = t->counters;
-  bool write = p.write || (fetched && core_.opts.predict_writes && t->write_intent.map_writable());
+  bool write = fetched ? fetch_writable(core_, t, p.write) : p.write;
   int rc = place_claimed(core_, t, p.page, p.source, write,
                          fetched ? (p.prefetch ? c.prefetches : c.fetches) : c.zero_fills);
   if (rc < 0 && rc != -EAGAIN) fail(t, p.page, p.tid, rc, "place (UFFDIO_COPY)");

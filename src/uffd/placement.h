@@ -19,6 +19,14 @@ void unclaim(Core& core, Table* t, uint64_t page);
 // A zero-filled page to place a never-written page from.
 extern const char kZeroPage[];
 
+// Whether a page read from a store is mapped writable: when the access
+// (or the hint) writes, or when its table's write intent says its pages
+// get written after a read (predict_writes, page/write_intent.h; the hint
+// says what the caller knows, the table what its pages met).
+inline bool fetch_writable(Core& core, Table* t, bool write) {
+  return write || (core.opts.predict_writes && t->write_intent.map_writable());
+}
+
 // Copies `source` into the FETCHING page `page` of `t` (UFFDIO_COPY without
 // waking, write-protected unless `write`), moves it to CLEAN or DIRTY,
 // counts it resident and in `placed` (the table's fetches, prefetches or
