@@ -89,6 +89,10 @@ constexpr Def kDefs[] = {
     {{"zero_ahead_pages", T::kUnsigned, "15", 0, 512, false,
       "first touch: following never-written pages zero-filled with it, below the low watermark"},
      &Options::zero_ahead_pages},
+    {{"stream_pages", T::kUnsigned, "256", 0, 4096, false,
+      "a fault that continues a front-to-back walk over missing pages brings up to this many "
+      "following ones (doubling from 4); 0 = off"},
+     &Options::stream_pages},
     {{"scan_rate", T::kUnsigned, "128", 0, 1ull << 32, false,
       "access sampler: upper bound on pages zapped per second; 0 = sampler off"},
      &Options::scan_rate},

@@ -35,6 +35,7 @@ struct Options {
   unsigned queue_depth = 64;        // io_uring depth for batched eviction / prefetch
   unsigned prefetch_pages = 0;      // adjacent absent pages fetched with a missing one
   unsigned zero_ahead_pages = 15;   // first touch: following new pages zero-filled with it
+  unsigned stream_pages = 256;      // a front-to-back walk's most pages brought with a fault
   bool evict_lfu = false;           // victims by decayed access frequency (GCLOCK), not CLOCK
   bool predict_writes = true;       // fetched pages mapped writable where writes are the rule
   unsigned pin_limit_pct = 75;      // lookahead: most of the DRAM budget pinned at once

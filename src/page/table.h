@@ -7,6 +7,7 @@
 #include <string>
 
 #include "page/page_state.h"
+#include "page/sequential_streams.h"
 #include "page/write_intent.h"
 #include "sys/page_size.h"
 
@@ -56,6 +57,9 @@ struct Table {
   std::atomic<bool> named_ahead{false};
   // Whether its pages fetched for a read are mapped writable (write_intent.h).
   WriteIntent write_intent;
+  // Its front-to-back walks over missing pages: the fault handler thread's
+  // alone (sequential_streams.h).
+  SequentialStreams streams;
 
   bool contains(const void* p) const {
     auto c = static_cast<const char*>(p);

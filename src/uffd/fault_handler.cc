@@ -45,7 +45,8 @@ int FaultHandler::prepare() {
   if (prepared_) return 0;
   if (int rc = open_channels(core_, &channels_); rc < 0) return rc;
   try {
-    size_t followers = std::max(core_.opts.prefetch_pages, core_.opts.zero_ahead_pages);
+    size_t followers = std::max({core_.opts.prefetch_pages, core_.opts.zero_ahead_pages,
+                                 core_.opts.stream_pages});
     size_t depth = 1;
     for (auto& ch : channels_) depth = std::max<size_t>(depth, ch->depth());
     pending_.reserve(kBatch * (1 + followers));
@@ -226,14 +227,7 @@ void FaultHandler::resolve(Table* t, uint64_t page, uint64_t flags, unsigned tid
       t->counters.missing_faults.fetch_add(1, std::memory_order_relaxed);
       claim(t, page, is_write(flags), false, tid);
       lk.unlock();
-      // prefetch_pages store-held neighbours come with a fetch, as far as
-      // the budget has free room for them.
-      if (PageWord::has_slot(w))
-        claim_following(t, page,
-                        std::min<int64_t>(core_.opts.prefetch_pages, std::max<int64_t>(room_left(), 0)),
-                        true, false);
-      else
-        add_zero_ahead(t, page, is_write(flags));
+      add_followers(t, page, PageWord::has_slot(w), is_write(flags));
       return;
     case PageState::kFetching:
       // Placed by this batch or by the prefetcher: its placement wakes the
@@ -304,28 +298,45 @@ void FaultHandler::claim(Table* t, uint64_t page, bool write, bool prefetch, uns
 // Claims up to `count` pages after `page` that are absent and, as
 // `from_store` says, held in a store or never written; stops at the first
 // that is not. They are placed in the same batch, mapped as `write` says,
-// with nobody waiting on them.
-void FaultHandler::claim_following(Table* t, uint64_t page, uint64_t count, bool from_store,
-                                   bool write) {
+// with nobody waiting on them. Returns the pages claimed.
+uint64_t FaultHandler::claim_following(Table* t, uint64_t page, uint64_t count, bool from_store,
+                                       bool write) {
+  uint64_t claimed = 0;
   for (uint64_t p = page + 1; p <= page + count && p < t->pages; p++) {
     if (pending_.size() == pending_.capacity()) break;
     std::lock_guard lk(core_.lock_of(t, p));
     uint64_t w = core_.word(t, p).load(std::memory_order_acquire);
     if (PageWord::state(w) != PageState::kAbsent || PageWord::has_slot(w) != from_store) break;
     claim(t, p, write, true, 0);
+    claimed++;
   }
+  return claimed;
 }
 
-// First touch: up to zero_ahead_pages never-written neighbours after `page`
-// are zero-filled in the same batch and mapped as the touch was (writable
-// for a write), while DRAM stays below its low watermark with them, so that
-// filling ahead never makes the evictor run. Why: a program fills a new
-// buffer front to back, one MISSING fault (a round trip through this thread)
-// per page otherwise; DLRM's set-up ran 4x as long under mtier for it.
-void FaultHandler::add_zero_ahead(Table* t, uint64_t page, bool write) {
-  int64_t room = core_.residency.room_below(core_.residency.low_pages());
-  if (room <= 0) return;
-  claim_following(t, page, std::min<uint64_t>(core_.opts.zero_ahead_pages, room), false, write);
+// The pages that come with a MISSING fault on `page`, placed in the same
+// round trip, mapped as the fault was (writable for a write; a fetched
+// page as fetch_writable says):
+// - a fault that continues a front-to-back walk (sequential_streams.h):
+//   the walk's window, as far as the budget has free room;
+// - else a fetch: prefetch_pages store-held neighbours, as far as the
+//   budget has free room;
+// - else a first touch: zero_ahead_pages never-written neighbours, while
+//   DRAM stays below its low watermark with them (filling ahead of a
+//   program that is not walking never makes the evictor run). Why: a
+//   program fills a new buffer front to back, one MISSING fault per page
+//   otherwise; DLRM's set-up ran 4x as long under mtier for it.
+// Followers only take room that is free: a batch never waits for them.
+void FaultHandler::add_followers(Table* t, uint64_t page, bool from_store, bool write) {
+  uint32_t base = from_store ? core_.opts.prefetch_pages : core_.opts.zero_ahead_pages;
+  uint32_t want = t->streams.on_miss(page, base, core_.opts.stream_pages);
+  int64_t room = want > base || from_store
+                     ? room_left()
+                     : core_.residency.room_below(core_.residency.low_pages());
+  uint64_t got = 0;
+  if (room > 0 && want > 0)
+    got = claim_following(t, page, std::min<uint64_t>(want, static_cast<uint64_t>(room)),
+                          from_store, write);
+  t->streams.brought(page, got);
 }
 
 // Places the claimed pages: first touches at once, the rest read from

@@ -75,8 +75,8 @@ class FaultHandler {
   void resolve(Table* t, uint64_t page, uint64_t flags, unsigned tid);
   void resolve_present(Table* t, uint64_t page, uint64_t w, uint64_t flags, unsigned tid);
   void claim(Table* t, uint64_t page, bool write, bool prefetch, unsigned tid);
-  void claim_following(Table* t, uint64_t page, uint64_t count, bool from_store, bool write);
-  void add_zero_ahead(Table* t, uint64_t page, bool write);
+  uint64_t claim_following(Table* t, uint64_t page, uint64_t count, bool from_store, bool write);
+  void add_followers(Table* t, uint64_t page, bool from_store, bool write);
   void place_all();
   void fetch_from(unsigned store, std::vector<Placement*>& group);
   void place(Placement& p);

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
@@ -19,6 +20,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <numeric>
 #include <random>
 #include <sstream>
 #include <chrono>
@@ -28,6 +30,7 @@
 #include "engine/engine.h"
 #include "engine_support.h"
 #include "log/log.h"
+#include "page/sequential_streams.h"
 #include "page/write_intent.h"
 #include "sys/numa.h"
 #include "sys/vm.h"
@@ -64,6 +67,7 @@ class EngineTest : public ::testing::Test {
   static constexpr uint64_t kWrittenPages = 64;
   char* start_with_written_table(const char* name, int* id) {
     opts_.scan_rate = 0;
+    opts_.stream_pages = 0;  // every page its own fault: each one a write-intent decision
     start();
     char* t = table(name, kWrittenPages * kPage, id);
     for (uint64_t p = 0; p < kWrittenPages; p++) fill_page(t + p * kPage, pattern(*id, p, 0));
@@ -283,6 +287,7 @@ TEST_F(EngineTest, ZeroAheadFillsTheFollowingNewPages) {
 // its own, so filling ahead never makes the evictor run.
 TEST_F(EngineTest, ZeroAheadStopsAtTheLowWatermark) {
   opts_.zero_ahead_pages = 15;
+  opts_.stream_pages = 0;  // a walk's window goes on below the budget (the next test)
   start();
   int id;
   const uint64_t low = budget_pages() * opts_.low_watermark / 100;
@@ -356,6 +361,95 @@ TEST_F(EngineTest, WritesRacingEvictionAreNeverLost) {
 
 // Many threads fault on the same evicted pages at once: one fetch each,
 // every reader sees the data (FETCHING absorbs the duplicates).
+// A front-to-back walk over missing pages - a new table filled, then read
+// back once it was evicted - brings growing windows of following pages with
+// each fault: a few faults per window instead of one per page, DRAM use
+// within the budget (from the kernel's count), every byte intact.
+TEST_F(EngineTest, AFrontToBackWalkBringsGrowingWindows) {
+  opts_.stream_pages = 64;
+  start();
+  int id;
+  const uint64_t pages = 4 * static_cast<uint64_t>(budget_pages());
+  char* t = table("walk", pages * kPage, &id);
+  for (uint64_t p = 0; p < pages; p++) fill_page(t + p * kPage, pattern(id, p, 4));
+  TableStats s;
+  ASSERT_EQ(engine_->table_stats(id, &s), 0);
+  EXPECT_EQ(s.zero_fills, pages);
+  EXPECT_LE(s.missing_faults, pages / 32) << "filled one page per fault";
+  EXPECT_LE(kernel_resident(), budget_pages());
+  ASSERT_EQ(engine_->evict_table(id), 0);
+  ASSERT_EQ(engine_->table_stats(id, &s), 0);
+  const uint64_t faults_before = s.missing_faults;
+  for (uint64_t p = 0; p < pages; p++)
+    ASSERT_TRUE(check_page(t + p * kPage, pattern(id, p, 4))) << "page " << p;
+  ASSERT_EQ(engine_->table_stats(id, &s), 0);
+  EXPECT_EQ(s.fetches + s.prefetches, pages);
+  EXPECT_GE(s.prefetches, pages * 3 / 4);
+  EXPECT_LE(s.missing_faults - faults_before, pages / 32) << "read back one page per fault";
+  EXPECT_LE(kernel_resident(), budget_pages());
+}
+
+// Faults that do not continue a walk (embedding lookups) bring only their
+// own page: nothing is read that was not asked for.
+TEST_F(EngineTest, ScatteredFaultsBringOnlyTheirPage) {
+  opts_.stream_pages = 64;
+  start();
+  int id;
+  const uint64_t pages = 512;
+  char* t = table("scattered", pages * kPage, &id);
+  for (uint64_t p = 0; p < pages; p++) fill_page(t + p * kPage, pattern(id, p, 6));
+  ASSERT_EQ(engine_->evict_table(id), 0);
+  std::vector<uint64_t> order(pages);
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), std::mt19937_64(42));
+  for (uint64_t p : order) ASSERT_TRUE(check_page(t + p * kPage, pattern(id, p, 6))) << p;
+  TableStats s;
+  ASSERT_EQ(engine_->table_stats(id, &s), 0);
+  EXPECT_EQ(s.fetches + s.prefetches, pages);
+  EXPECT_LE(s.prefetches, 8u) << "scattered faults were taken for walks";
+}
+
+TEST(SequentialStreams, AWalkDoublesItsWindowFromItsSecondContinuingFault) {
+  SequentialStreams w;
+  uint64_t page = 100;
+  std::vector<uint32_t> windows;
+  for (int i = 0; i < 8; i++) {
+    uint32_t n = w.on_miss(page, 0, 32);
+    windows.push_back(n);
+    w.brought(page, n);
+    page += 1 + n;
+  }
+  EXPECT_EQ(windows, (std::vector<uint32_t>{0, 0, 4, 8, 16, 32, 32, 32}));
+  // A fault elsewhere starts a walk with the base window.
+  EXPECT_EQ(w.on_miss(5000, 3, 32), 3u);
+  // Without a most, never more than the base.
+  SequentialStreams off;
+  for (uint64_t p = 0; p < 16; p++) {
+    ASSERT_EQ(off.on_miss(p, 2, 0), 2u);
+    off.brought(p, 0);
+  }
+}
+
+TEST(SequentialStreams, InterleavedWalksEachGrowAndTheStalestIsReplaced) {
+  SequentialStreams w;
+  const unsigned n = SequentialStreams::kStreams;
+  std::vector<uint64_t> next(n);
+  for (unsigned k = 0; k < n; k++) next[k] = 1000 * (k + 1);
+  uint32_t last = 0;
+  for (int round = 0; round < 4; round++)
+    for (unsigned k = 0; k < n; k++) {
+      last = w.on_miss(next[k], 0, 64);
+      w.brought(next[k], last);
+      next[k] += 1 + last;
+    }
+  EXPECT_EQ(last, 8u);  // 0, 0, 4, 8: each walk kept its own window
+  EXPECT_EQ(w.on_miss(99999, 0, 64), 0u);  // a fifth walk replaces walk 0, the stalest
+  w.brought(99999, 0);
+  EXPECT_EQ(w.on_miss(next[1], 0, 64), 16u) << "walk 1 should have been kept";
+  w.brought(next[1], 16);
+  EXPECT_EQ(w.on_miss(next[0], 0, 64), 0u) << "walk 0 should have been the one replaced";
+}
+
 TEST_F(EngineTest, FaultsRacingAFetchAllSeeTheData) {
   opts_.dram_bytes = 64ull << 20;
   start();
@@ -377,7 +471,7 @@ TEST_F(EngineTest, FaultsRacingAFetchAllSeeTheData) {
   }
   TableStats s;
   ASSERT_EQ(engine_->table_stats(id, &s), 0);
-  EXPECT_EQ(s.fetches, 3 * pages);  // duplicates never fetched twice
+  EXPECT_EQ(s.fetches + s.prefetches, 3 * pages);  // duplicates never fetched twice
 }
 
 TEST_F(EngineTest, DiscardReadsBackZerosAndFreesSlots) {

@@ -214,6 +214,7 @@ struct FakeEngine {
     Options o;
     o.dram_bytes = budget_pages * kPageSize;
     o.zero_ahead_pages = 0;
+    o.stream_pages = 0;
     o.prefetch_pages = 0;
     o.queue_depth = 4;
     o.evict_batch = 64;
