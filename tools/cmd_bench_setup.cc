@@ -1,0 +1,378 @@
+// mtier bench setup: a DLRM trainer's set-up - each table initialised the
+// usual way: a float64 temporary written front to back, read back into the
+// float32 table, freed - with tables bigger than the DRAM budget, run all in
+// DRAM, under the kernel's swap in a memory cgroup of the budget, and under
+// mtier at that budget, beside the device's own sequential write bandwidth
+// measured in the same run. What it answers: does a set-up under mtier
+// write at disk bandwidth, and is it at least as fast as the kernel's swap?
+// Each configuration runs in a child of its own (demo_child.h), interleaved,
+// --runs times; the table prints medians.
+#include <fcntl.h>
+#include <getopt.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "config/options.h"
+#include "demo_child.h"
+#include "demo_swap.h"
+#include "mtier.h"
+
+namespace mtier::tools {
+namespace {
+
+struct Args {
+  uint64_t table_bytes = 1ull << 30;  // all tables
+  unsigned tables = 4;
+  unsigned budget_pct = 25;
+  unsigned runs = 3;
+  unsigned timeout_s = 900;
+  std::string dir = "/var/tmp";
+};
+
+void usage(FILE* out) {
+  fprintf(out,
+          "usage: mtier bench setup [--tables SIZE] [--count N] [--budget PCT] [--runs N]\n"
+          "                         [--dir DIR] [--timeout S]\n\n"
+          "A DLRM trainer's set-up with tables bigger than the DRAM budget: each of N\n"
+          "tables (SIZE in all) is initialised the usual way - a float64 temporary of\n"
+          "twice its size written front to back, read back into the float32 table,\n"
+          "freed - then every table is read once. Runs it all in DRAM, under the\n"
+          "kernel's swap (a memory cgroup of the budget, a swap file in DIR; root, else\n"
+          "skipped with the reason) and under mtier (store in DIR) at PCT%% of the table\n"
+          "bytes, interleaved, RUNS times each, and measures the sequential write\n"
+          "bandwidth of DIR's device (4 MiB O_DIRECT writes) once per run. Prints the\n"
+          "workload and a row per configuration: median set-up and read-back seconds,\n"
+          "bytes the device wrote (from its /sys/dev/block statistics), the set-up's\n"
+          "write rate and its ratio to the device's bandwidth, the ratio of set-up\n"
+          "times to swap's, and whether the tables' data matched.\n\n"
+          "  --tables SIZE  bytes of all tables (K, M, G; default 1G)\n"
+          "  --count N      number of tables (default 4)\n"
+          "  --budget PCT   DRAM budget in %% of the table bytes, 1-100 (default 25)\n"
+          "  --runs N       runs of each configuration (default 3)\n"
+          "  --dir DIR      store and swap file directory, on the disk to measure\n"
+          "                 (default /var/tmp)\n"
+          "  --timeout S    seconds a run may take before it is killed (default 900)\n"
+          "  -h, --help     this text\n\n"
+          "Exit status: 0, 1 when a run failed or the data differed, 2 for a usage error.\n");
+}
+
+double now_s() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+std::string mib(uint64_t b) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(b) / (1 << 20));
+  return buf;
+}
+
+// ---- The set-up, in the child --------------------------------------------
+
+using Alloc = std::function<void*(const char* name, uint64_t bytes)>;
+using Free = std::function<void(void*)>;
+
+// Writes "setup_s readback_s checksum" to fd. Values depend on the index
+// only, so every configuration must get the same checksum.
+int set_up_and_send(int fd, const Args& a, const Alloc& alloc, const Free& release) {
+  const uint64_t per = a.table_bytes / a.tables / 4 * 4, n = per / 4;
+  std::vector<float*> tables;
+  double t0 = now_s();
+  for (unsigned t = 0; t < a.tables; t++) {
+    std::string tmp_name = "init" + std::to_string(t), name = "emb" + std::to_string(t);
+    auto* tmp = static_cast<double*>(alloc(tmp_name.c_str(), n * sizeof(double)));
+    if (!tmp) return 1;
+    for (uint64_t k = 0; k < n; k++)
+      tmp[k] = static_cast<double>((k * 2654435761u + t) % 1000) / 1000.0;
+    auto* table = static_cast<float*>(alloc(name.c_str(), per));
+    if (!table) return 1;
+    for (uint64_t k = 0; k < n; k++) table[k] = static_cast<float>(tmp[k]);
+    release(tmp);
+    tables.push_back(table);
+  }
+  double t1 = now_s();
+  uint64_t sum = 0;
+  for (float* table : tables)
+    for (uint64_t k = 0; k < n; k++) sum = sum * 31 + static_cast<uint64_t>(table[k] * 1000.0f);
+  double t2 = now_s();
+  char out[128];
+  int len = snprintf(out, sizeof out, "%.3f %.3f %016llx", t1 - t0, t2 - t1,
+                     static_cast<unsigned long long>(sum));
+  return write(fd, out, static_cast<size_t>(len)) == len ? 0 : 1;
+}
+
+// ---- The device ------------------------------------------------------------
+
+// Sectors the device under `dir` has written, or -1 (no block device:
+// tmpfs, overlay on none...).
+int64_t sectors_written(const std::string& dir) {
+  struct stat st {};
+  if (stat(dir.c_str(), &st) != 0) return -1;
+  std::ifstream f("/sys/dev/block/" + std::to_string(major(st.st_dev)) + ":" +
+                  std::to_string(minor(st.st_dev)) + "/stat");
+  uint64_t v[7] = {};
+  for (uint64_t& x : v)
+    if (!(f >> x)) return -1;
+  return static_cast<int64_t>(v[6]);
+}
+
+// MB/s of `bytes` written to a new file in dir in 4 MiB O_DIRECT writes,
+// then fdatasync; -1 with *why when it cannot be measured.
+double sequential_write_mbs(const std::string& dir, uint64_t bytes, std::string* why) {
+  std::string path = dir + "/mtier-bench-setup-" + std::to_string(getpid()) + ".bw";
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_DIRECT | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    *why = path + ": " + strerror(errno);
+    return -1;
+  }
+  unlink(path.c_str());
+  constexpr size_t kChunk = 4 << 20;
+  void* buf = nullptr;
+  if (posix_memalign(&buf, 4096, kChunk) != 0) {
+    close(fd);
+    *why = "out of memory";
+    return -1;
+  }
+  memset(buf, 0x5a, kChunk);
+  double t0 = now_s();
+  uint64_t done = 0;
+  while (done < bytes) {
+    ssize_t w = pwrite(fd, buf, kChunk, static_cast<off_t>(done));
+    if (w <= 0) break;
+    done += static_cast<uint64_t>(w);
+  }
+  bool ok = done >= bytes && fdatasync(fd) == 0;
+  double t = now_s() - t0;
+  if (!ok) *why = std::string("writing the probe file: ") + strerror(errno);
+  free(buf);
+  close(fd);
+  return ok ? static_cast<double>(done) / 1e6 / t : -1;
+}
+
+// ---- Runs ------------------------------------------------------------------
+
+struct Sample {
+  double setup_s = -1, readback_s = -1;
+  int64_t written = -1;  // bytes the device wrote during the run
+  std::string sum;
+  std::string failure;
+};
+
+Sample run_config(const Args& a, bench::MemoryCgroup* cg,
+                  const std::function<int(int, demo::ChildProgress*)>& body) {
+  Sample s;
+  int64_t before = sectors_written(a.dir);
+  demo::ChildOutcome c = demo::run_in_child(body, cg, a.timeout_s);
+  int64_t after = sectors_written(a.dir);
+  if (before >= 0 && after >= before) s.written = (after - before) * 512;
+  char sum[32] = "";
+  if (!c.ok || sscanf(c.output.c_str(), "%lf %lf %31s", &s.setup_s, &s.readback_s, sum) != 3) {
+    s.failure = c.failure.empty() ? "no result" : c.failure;
+    s.setup_s = -1;
+  }
+  s.sum = sum;
+  return s;
+}
+
+int mtier_child(int fd, const Args& a, uint64_t budget) {
+  std::string opts = "dram_bytes=" + std::to_string(budget) + ",store_path=" + a.dir +
+                     ",store_bytes=" + std::to_string(4 * a.table_bytes + (64 << 20));
+  if (int rc = mtier_init(opts.c_str()); rc < 0) {
+    fprintf(stderr, "mtier bench setup: cannot start mtier: %s\n", strerror(-rc));
+    return 1;
+  }
+  std::map<void*, int> ids;
+  auto alloc = [&](const char* name, uint64_t bytes) -> void* {
+    void* addr = nullptr;
+    int id = mtier_table_create(name, bytes, &addr);
+    if (id < 0) {
+      fprintf(stderr, "mtier bench setup: table %s: %s\n", name, strerror(-id));
+      return nullptr;
+    }
+    ids[addr] = id;
+    return addr;
+  };
+  auto release = [&](void* p) { (void)mtier_table_free(ids[p]); };
+  return set_up_and_send(fd, a, alloc, release);
+}
+
+int plain_child(int fd, const Args& a) {
+  auto alloc = [](const char*, uint64_t bytes) { return malloc(bytes); };
+  auto release = [](void* p) { free(p); };
+  return set_up_and_send(fd, a, alloc, release);
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return -1;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+int parse_args(int argc, char** argv, Args* a) {
+  static const option longopts[] = {{"tables", required_argument, nullptr, 't'},
+                                    {"count", required_argument, nullptr, 'n'},
+                                    {"budget", required_argument, nullptr, 'b'},
+                                    {"runs", required_argument, nullptr, 'r'},
+                                    {"dir", required_argument, nullptr, 'd'},
+                                    {"timeout", required_argument, nullptr, 'T'},
+                                    {"help", no_argument, nullptr, 'h'},
+                                    {nullptr, 0, nullptr, 0}};
+  optind = 1;
+  int c;
+  auto number = [](const char* s, unsigned lo, unsigned hi, unsigned* out) {
+    char* end = nullptr;
+    unsigned long v = strtoul(s, &end, 10);
+    if (!*s || *end || v < lo || v > hi) return false;
+    *out = static_cast<unsigned>(v);
+    return true;
+  };
+  while ((c = getopt_long(argc, argv, "h", longopts, nullptr)) != -1) {
+    bool ok = true;
+    switch (c) {
+      case 't': ok = parse_size(optarg, &a->table_bytes) == 0 && a->table_bytes >= (16u << 20); break;
+      case 'n': ok = number(optarg, 1, 4096, &a->tables); break;
+      case 'b': ok = number(optarg, 1, 100, &a->budget_pct); break;
+      case 'r': ok = number(optarg, 1, 100, &a->runs); break;
+      case 'T': ok = number(optarg, 1, 86400, &a->timeout_s); break;
+      case 'd': a->dir = optarg; break;
+      case 'h': usage(stdout); return 0;
+      default: usage(stderr); return 2;
+    }
+    if (!ok) {
+      fprintf(stderr, "mtier bench setup: bad value '%s' (see --help; --tables wants at least 16M)\n",
+              optarg);
+      return 2;
+    }
+  }
+  if (optind < argc) {
+    fprintf(stderr, "mtier bench setup: unexpected argument '%s' (see --help)\n", argv[optind]);
+    return 2;
+  }
+  return -1;
+}
+
+}  // namespace
+
+int bench_setup(int argc, char** argv) {
+  Args a;
+  if (int rc = parse_args(argc, argv, &a); rc >= 0) return rc;
+  const uint64_t budget = a.table_bytes * a.budget_pct / 100;
+  const uint64_t per = a.table_bytes / a.tables;
+  demo::catch_interrupts();
+  demo::SwapBaseline sb;
+  // The tables, one temporary and room to spare.
+  sb.prepare_file(a.dir + "/mtier-bench-setup-" + std::to_string(getpid()) + ".swap",
+                  a.table_bytes + 2 * per + (256ull << 20));
+  printf("workload: DLRM set-up: %u tables, %s in all, each initialised through a float64\n"
+         "  temporary of twice its size (written front to back, read into the float32 table,\n"
+         "  freed), then every table read once; the program writes %s; DRAM budget %s\n"
+         "  (%u%% of the tables); store and swap in %s; %u runs each, medians\n",
+         a.tables, mib(a.table_bytes).c_str(), mib(3 * a.table_bytes).c_str(), mib(budget).c_str(),
+         a.budget_pct, a.dir.c_str(), a.runs);
+  if (!sb.skipped().empty()) printf("swap: skipped: %s\n", sb.skipped().c_str());
+  else printf("swap: %s\n", sb.environment().c_str());
+  fflush(stdout);
+
+  const char* names[] = {"dram", "swap", "mtier"};
+  std::map<std::string, std::vector<Sample>> samples;
+  std::vector<double> bandwidth;
+  std::string bw_why;
+  for (unsigned run = 0; run < a.runs && !demo::interrupted(); run++) {
+    double bw = sequential_write_mbs(a.dir, std::min<uint64_t>(a.table_bytes, 1ull << 30), &bw_why);
+    if (bw > 0) bandwidth.push_back(bw);
+    for (const char* name : names) {
+      if (demo::interrupted()) break;
+      std::string n = name;
+      fprintf(stderr, "mtier bench setup: run %u/%u: %s...\n", run + 1, a.runs, name);
+      Sample s;
+      if (n == "dram") {
+        s = run_config(a, nullptr, [&](int fd, demo::ChildProgress*) { return plain_child(fd, a); });
+      } else if (n == "swap") {
+        if (!sb.skipped().empty()) continue;
+        bench::MemoryCgroup cg;
+        std::string why;
+        if (sb.make_cgroup("setup", budget + (16ull << 20), &cg, &why) < 0) {
+          s.failure = "the cgroup: " + why;
+        } else {
+          s = run_config(a, &cg, [&](int fd, demo::ChildProgress*) { return plain_child(fd, a); });
+          (void)cg.destroy(&why);
+        }
+      } else {
+        s = run_config(a, nullptr,
+                       [&](int fd, demo::ChildProgress*) { return mtier_child(fd, a, budget); });
+      }
+      if (!s.failure.empty()) fprintf(stderr, "mtier bench setup: %s failed: %s\n", name, s.failure.c_str());
+      samples[n].push_back(s);
+    }
+  }
+  std::string why;
+  (void)sb.teardown(&why);
+
+  double bw = median(bandwidth);
+  if (bw > 0) printf("device: sequential write %.0f MB/s (4 MiB O_DIRECT writes, fdatasync; median)\n", bw);
+  else printf("device: sequential write bandwidth unknown: %s\n", bw_why.c_str());
+  auto med = [&](const std::string& n, double Sample::*f) {
+    std::vector<double> v;
+    for (const Sample& s : samples[n])
+      if (s.setup_s >= 0) v.push_back(s.*f);
+    return median(v);
+  };
+  auto written = [&](const std::string& n) {
+    std::vector<double> v;
+    for (const Sample& s : samples[n])
+      if (s.setup_s >= 0 && s.written >= 0) v.push_back(static_cast<double>(s.written));
+    return median(v);
+  };
+  const std::string want = samples["dram"].empty() ? "" : samples["dram"][0].sum;
+  double swap_setup = med("swap", &Sample::setup_s);
+  int rc = 0;
+  printf("%-22s %8s %10s %9s %11s %10s %9s %8s %9s\n", "configuration", "setup_s", "readback_s",
+         "written", "write_MB/s", "of_device", "vs_swap", "vs_dram", "same_data");
+  double dram_setup = med("dram", &Sample::setup_s);
+  for (const char* name : names) {
+    std::string n = name, label = n == "dram" ? "dram (all in DRAM)" : n + " " + std::to_string(a.budget_pct) + "%";
+    if (samples[n].empty()) {
+      printf("%-22s skipped\n", label.c_str());
+      continue;
+    }
+    double su = med(n, &Sample::setup_s), rb = med(n, &Sample::readback_s), w = written(n);
+    bool same = true, failed = false;
+    for (const Sample& s : samples[n]) {
+      failed |= s.setup_s < 0;
+      same &= s.setup_s < 0 || s.sum == want;
+    }
+    if (su < 0) {
+      printf("%-22s failed: %s\n", label.c_str(), samples[n][0].failure.c_str());
+      rc = 1;
+      continue;
+    }
+    rc |= failed || !same;
+    double rate = w >= 0 ? w / 1e6 / su : -1;
+    char wbuf[16] = "?", rbuf[16] = "?", obuf[16] = "-", sbuf[16] = "-";
+    if (w >= 0) snprintf(wbuf, sizeof wbuf, "%.0fM", w / (1 << 20));
+    if (rate >= 0) snprintf(rbuf, sizeof rbuf, "%.0f", rate);
+    if (rate >= 0 && bw > 0 && n != "dram") snprintf(obuf, sizeof obuf, "%.3f", rate / bw);
+    if (swap_setup > 0) snprintf(sbuf, sizeof sbuf, "%.3f", swap_setup / su);
+    printf("%-22s %8.2f %10.2f %9s %11s %10s %9s %8.3f %9s\n", label.c_str(), su, rb, wbuf, rbuf,
+           obuf, sbuf, dram_setup / su, failed ? "failed" : same ? "yes" : "NO");
+  }
+  printf("(vs_swap, vs_dram: that configuration's set-up time over this one's: above 1 is faster)\n");
+  return rc;
+}
+
+}  // namespace mtier::tools
