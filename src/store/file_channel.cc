@@ -42,9 +42,10 @@ int FileChannel::init(unsigned depth, const std::string& path) {
                     path.c_str(), depth, strerror(-rc));
     return rc;
   }
-  std::vector<struct iovec> iov(depth);
-  for (unsigned i = 0; i < depth; ++i) iov[i] = {bufs_.at(i), kStorePage};
-  rc = ring_->register_buffers(iov.data(), depth);
+  // One registered buffer over the whole block: a merged I/O (below) spans
+  // several staging buffers, and a fixed I/O must lie within one.
+  struct iovec iov = {bufs_.at(0), size_t{depth} * kStorePage};
+  rc = ring_->register_buffers(&iov, 1);
   registered_ = rc == 0;
   if (rc < 0)
     MTIER_LOG_WARN(
@@ -71,6 +72,19 @@ int FileChannel::transfer(StoreIo* ios, size_t n, bool write) {
   return b.first_err;
 }
 
+// How many I/Os from i on go as one: consecutive slots in consecutive
+// staging bytes (the evictor's fresh slots are handed out in order, and a
+// front-to-back walk reads them back in order), up to kMaxMerge pages.
+size_t FileChannel::mergeable(const Batch& b, size_t i) const {
+  const StoreIo* ios = b.ios;
+  size_t len = 1;
+  while (i + len < b.n && len < kMaxMerge && ios[i + len].slot == ios[i].slot + len &&
+         ios[i + len].slot < capacity_ &&
+         static_cast<char*>(ios[i + len].buf) == static_cast<char*>(ios[i].buf) + len * kStorePage)
+    ++len;
+  return len;
+}
+
 // Queues I/Os until `depth` are in flight; out-of-range slots fail at once.
 void FileChannel::fill(Batch* b) {
   while (b->next < b->n && b->inflight < depth()) {
@@ -80,20 +94,24 @@ void FileChannel::fill(Batch* b) {
       b->finish(i, -EINVAL);
       continue;
     }
-    if (queue(b, i) < 0) return;
-    ++b->next;
+    size_t len = mergeable(*b, i);
+    if (queue(b, i, len) < 0) return;
+    b->next += len;
     ++b->inflight;
   }
 }
 
-// Preps I/O i: fixed when its buffer is one of the registered staging buffers.
-int FileChannel::queue(Batch* b, size_t i) {
+// Preps I/Os [i, i+len) as one transfer: fixed when its bytes lie in the
+// registered staging block. The completion's user data is i and len.
+int FileChannel::queue(Batch* b, size_t i, size_t len) {
   StoreIo& io = b->ios[i];
-  int fixed = registered_ ? bufs_.index_of(io.buf) : -1;
+  int fixed = registered_ && bufs_.index_of(io.buf) >= 0 ? 0 : -1;
   uint64_t off = io.slot * kStorePage;
-  io.result = kPending;
-  if (b->write) return ring_->prep_write(fd_, io.buf, kStorePage, off, fixed, i);
-  return ring_->prep_read(fd_, io.buf, kStorePage, off, fixed, i);
+  auto bytes = static_cast<unsigned>(len * kStorePage);
+  uint64_t data = i | (uint64_t{len} << 32);
+  for (size_t k = 0; k < len; ++k) b->ios[i + k].result = kPending;
+  if (b->write) return ring_->prep_write(fd_, io.buf, bytes, off, fixed, data);
+  return ring_->prep_read(fd_, io.buf, bytes, off, fixed, data);
 }
 
 // Submits what is queued and waits for one completion, riding out transient errors.
@@ -111,14 +129,16 @@ int FileChannel::wait() {
 void FileChannel::reap(Batch* b) {
   unsigned got = ring_->reap(cqes_.data(), static_cast<unsigned>(cqes_.size()));
   for (unsigned k = 0; k < got; ++k) {
-    size_t i = cqes_[k].user_data;
+    size_t i = cqes_[k].user_data & 0xffffffffu, len = cqes_[k].user_data >> 32;
     int res = cqes_[k].res;
     if ((res == -EAGAIN || res == -EINTR) && b->retries_left > 0) {
       --b->retries_left;
-      if (queue(b, i) == 0) continue;
+      if (queue(b, i, len) == 0) continue;
     }
     --b->inflight;
-    b->finish(i, res < 0 ? res : (res == static_cast<int>(kStorePage) ? 0 : -EIO));
+    // A merged transfer stands or falls as one: a short one fails all its pages.
+    int r = res < 0 ? res : (res == static_cast<int>(len * kStorePage) ? 0 : -EIO);
+    for (size_t j = 0; j < len; ++j) b->finish(i + j, r);
   }
 }
 

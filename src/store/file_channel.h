@@ -1,5 +1,6 @@
 // An I/O channel of the file store: one io_uring ring and `depth` registered
-// staging buffers, used by one thread at a time.
+// staging buffers, used by one thread at a time. I/Os on consecutive slots
+// from consecutive staging buffers go to the device as one transfer.
 #pragma once
 #include <memory>
 #include <string>
@@ -36,7 +37,8 @@ class FileChannel final : public StoreChannel {
   struct Batch;
   int transfer(StoreIo* ios, size_t n, bool write);
   void fill(Batch* b);
-  int queue(Batch* b, size_t i);
+  size_t mergeable(const Batch& b, size_t i) const;
+  int queue(Batch* b, size_t i, size_t len);
   int wait();
   void reap(Batch* b);
   void abandon(Batch* b, int err);
@@ -49,6 +51,7 @@ class FileChannel final : public StoreChannel {
   std::vector<sys::UringCompletion> cqes_;
   bool registered_ = false;
   int broken_ = 0;  // the ring error that ended this channel, or 0
+  static constexpr size_t kMaxMerge = 256;  // pages in one transfer (1 MiB)
 };
 
 }  // namespace mtier

@@ -892,6 +892,18 @@ class FlakyUring : public sys::Uring {
   int eagain_completions = 0;  // completions to report as -EAGAIN
   int eintr_submits = 0;       // submissions to fail with -EINTR
   int fatal_after = -1;        // submissions that succeed before -EFAULT forever
+  std::vector<unsigned> lengths;  // bytes of each transfer prepared
+
+  int prep_read(int fd, void* buf, unsigned len, uint64_t off, int fixed_index,
+                uint64_t user_data) override {
+    lengths.push_back(len);
+    return Uring::prep_read(fd, buf, len, off, fixed_index, user_data);
+  }
+  int prep_write(int fd, const void* buf, unsigned len, uint64_t off, int fixed_index,
+                 uint64_t user_data) override {
+    lengths.push_back(len);
+    return Uring::prep_write(fd, buf, len, off, fixed_index, user_data);
+  }
 
   int submit_and_wait(unsigned wait_nr) override {
     if (eintr_submits > 0 && eintr_submits--) return -EINTR;
@@ -939,6 +951,51 @@ TEST_F(FileChannelFaults, EagainCompletionsAndEintrSubmitsAreRetried) {
   EXPECT_EQ(ring_->eagain_completions, 0);
 }
 
+// Consecutive slots from consecutive staging buffers go as one transfer
+// (the evictor's fresh slots, a walk read back); anything else page by page.
+// Every page reads back what was written, merged or not.
+TEST_F(FileChannelFaults, ConsecutiveSlotsFromConsecutiveBuffersAreOneTransfer) {
+  std::vector<StoreIo> ios;
+  for (unsigned k = 0; k < 4; ++k) {
+    fill_page(ch_->buffer(k), slots_[k], 5);
+    ios.push_back({slots_[k], ch_->buffer(k), 9});
+  }
+  ASSERT_EQ(ch_->write_pages(ios.data(), ios.size()), 0);
+  EXPECT_EQ(ring_->lengths, (std::vector<unsigned>{4 * kPage}));
+  // Slots out of order, and one buffer out of order: not merged.
+  ring_->lengths.clear();
+  std::vector<StoreIo> mixed = {{slots_[10], ch_->buffer(0), 9}, {slots_[12], ch_->buffer(1), 9},
+                                {slots_[13], ch_->buffer(3), 9}, {slots_[14], ch_->buffer(2), 9}};
+  for (StoreIo& io : mixed) fill_page(io.buf, io.slot, 6);
+  ASSERT_EQ(ch_->write_pages(mixed.data(), mixed.size()), 0);
+  EXPECT_EQ(ring_->lengths, (std::vector<unsigned>(4, kPage)));
+  for (const StoreIo& io : mixed) EXPECT_EQ(io.result, 0);
+  ASSERT_NO_FATAL_FAILURE(read_verify(ch_.get(), {slots_[0], slots_[1], slots_[2], slots_[3]}, 5, 1));
+  ASSERT_NO_FATAL_FAILURE(read_verify(ch_.get(), {slots_[10], slots_[12], slots_[13], slots_[14]}, 6, 4));
+  // Read back merged, into the staging buffers.
+  ring_->lengths.clear();
+  for (unsigned k = 0; k < 4; ++k) {
+    memset(ch_->buffer(k), 0, kPage);
+    ios[k] = {slots_[k], ch_->buffer(k), 9};
+  }
+  ASSERT_EQ(ch_->read_pages(ios.data(), ios.size()), 0);
+  EXPECT_EQ(ring_->lengths, (std::vector<unsigned>{4 * kPage}));
+  for (const StoreIo& io : ios) EXPECT_EQ(check_page(io.buf, io.slot, 5), "");
+}
+
+// An -EAGAIN completion of a merged transfer queues the whole transfer again.
+TEST_F(FileChannelFaults, AMergedTransferIsRetriedWhole) {
+  ring_->eagain_completions = 2;
+  std::vector<StoreIo> ios;
+  for (unsigned k = 0; k < 4; ++k) {
+    fill_page(ch_->buffer(k), slots_[20 + k], 8);
+    ios.push_back({slots_[20 + k], ch_->buffer(k), 9});
+  }
+  ASSERT_EQ(ch_->write_pages(ios.data(), ios.size()), 0);
+  EXPECT_EQ(ring_->lengths, (std::vector<unsigned>(3, 4 * kPage)));
+  ASSERT_NO_FATAL_FAILURE(read_verify(ch_.get(), {slots_[20], slots_[21], slots_[22], slots_[23]}, 8, 3));
+}
+
 TEST_F(FileChannelFaults, EndlessEagainEndsWithEagainNotAHang) {
   ring_->eagain_completions = 1 << 30;
   PageBuf bufs(10);
@@ -952,9 +1009,9 @@ TEST_F(FileChannelFaults, DeadRingFailsEveryIoThenAndLater) {
   ring_->fatal_after = 2;
   PageBuf bufs(20);
   std::vector<StoreIo> ios;
-  for (size_t i = 0; i < 20; ++i) {
-    fill_page(bufs.page(i), slots_[i], 1);
-    ios.push_back({slots_[i], bufs.page(i), 9});
+  for (size_t i = 0; i < 20; ++i) {  // every other slot: 20 transfers, not one merged
+    fill_page(bufs.page(i), slots_[2 * i], 1);
+    ios.push_back({slots_[2 * i], bufs.page(i), 9});
   }
   EXPECT_EQ(ch_->write_pages(ios.data(), ios.size()), -EFAULT);
   size_t failed = 0;
