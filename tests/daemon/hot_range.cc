@@ -11,6 +11,9 @@
 // mtier_prefetch_advance), as a trainer does for its next batch. Prints
 // "pid N ready" when the tables are filled (the test
 // waits for it) and "ok" at the end; any mismatch: exit 1 with the word.
+// With --go-file PATH it starts its rounds only once PATH exists (a test
+// that records it by pid creates PATH once the recording runs, so that the
+// first round's read-back of the hot range is in the recording).
 // Options come from MTIER_* variables (mtier.conf(5)).
 #include <getopt.h>
 #include <unistd.h>
@@ -80,11 +83,13 @@ int main(int argc, char** argv) {
   unsigned hot_percent = 25;
   double seconds = 5;
   bool sweep = false, prefetch = false;
+  const char* go_file = nullptr;
   static const struct option longs[] = {{"mib", required_argument, nullptr, 'm'},
                                         {"hot-percent", required_argument, nullptr, 'p'},
                                         {"seconds", required_argument, nullptr, 's'},
                                         {"sweep", no_argument, nullptr, 'w'},
                                         {"prefetch", no_argument, nullptr, 'f'},
+                                        {"go-file", required_argument, nullptr, 'g'},
                                         {nullptr, 0, nullptr, 0}};
   for (int c; (c = getopt_long(argc, argv, "", longs, nullptr)) != -1;) {
     if (c == 'm') mib = strtoul(optarg, nullptr, 10);
@@ -92,12 +97,20 @@ int main(int argc, char** argv) {
     else if (c == 's') seconds = strtod(optarg, nullptr);
     else if (c == 'w') sweep = true;
     else if (c == 'f') prefetch = true;
+    else if (c == 'g') go_file = optarg;
     else return 2;
   }
   Table hot, cold;
   if (make("hot", mib << 20, 1, &hot) < 0 || make("cold", mib << 20, 2, &cold) < 0) return 1;
   printf("pid %d ready\n", getpid());
   fflush(stdout);
+  for (int waited = 0; go_file && access(go_file, F_OK) != 0; waited++) {
+    if (waited == 6000) {
+      fprintf(stderr, "hot_range: %s did not appear in 60 s\n", go_file);
+      return 1;
+    }
+    usleep(10000);
+  }
   size_t pages = (mib << 20) / 4096, hot_pages = pages * hot_percent / 100;
   auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   uint64_t sink = 0, rounds = 0;
