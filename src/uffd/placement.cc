@@ -21,16 +21,30 @@ void unclaim(Core& core, Table* t, uint64_t page) {
 }
 
 int place_claimed(Core& core, Table* t, uint64_t page, const void* source, bool write,
-                  std::atomic<uint64_t>& placed, bool wake) {
+                  std::atomic<uint64_t>& placed, bool demand) {
   PageWordAtomic& word = core.word(t, page);
-  // Copied without waking: the state and counters are updated first, so
-  // that whatever the woken thread does next (an evict_table, a stats read)
-  // sees them. Then everyone waiting on the page is woken, including a
-  // thread whose fault found it FETCHING.
   char* addr = t->page_addr(page);
-  int rc = core.uffd->copy(addr, source, kPageSize, !write, true);
+  // The counters first, then the copy, which wakes whoever waits on the
+  // page in the same ioctl: whatever the woken thread does next (a stats
+  // read; an evict_table, which waits for the stripe lock held here) sees
+  // the page counted. One ioctl a placement instead of a copy and a wake;
+  // the copy's wake costs nothing when nobody waits (the kernel checks its
+  // wait queues first), and a thread that faulted on a page brought ahead
+  // while it was FETCHING resumes at once.
+  core.residency.placed();
+  t->counters.resident_pages.fetch_add(1, std::memory_order_relaxed);
+  placed.fetch_add(1, std::memory_order_relaxed);
+  bool waited = word.fetch_and(~PageWord::kWaiter, std::memory_order_acq_rel) & PageWord::kWaiter;
+  int rc = core.uffd->copy(addr, source, kPageSize, !write, false);
   for (int i = 0; rc == -EAGAIN && i < kCopyRetries; i++)
-    rc = core.uffd->copy(addr, source, kPageSize, !write, true);
+    rc = core.uffd->copy(addr, source, kPageSize, !write, false);
+  if (rc < 0) {  // not placed: the counts go back, the claim stands
+    core.residency.sub(1);
+    core.residency.claim();
+    t->counters.resident_pages.fetch_sub(1, std::memory_order_relaxed);
+    placed.fetch_sub(1, std::memory_order_relaxed);
+    if (waited) word.fetch_or(PageWord::kWaiter, std::memory_order_acq_rel);
+  }
   if (rc == -EAGAIN) {
     // The address space keeps changing (a fork, an mremap): the page goes
     // back to where it was (its slot, or never written) and the thread,
@@ -45,14 +59,9 @@ int place_claimed(Core& core, Table* t, uint64_t page, const void* source, bool 
   if (rc < 0) return rc;
   transition(word, write ? PageEvent::kPlacedDirty : PageEvent::kPlacedClean, t->id, page);
   mark_access(word);
-  core.residency.placed();
-  t->counters.resident_pages.fetch_add(1, std::memory_order_relaxed);
-  placed.fetch_add(1, std::memory_order_relaxed);
-  bool waited = word.fetch_and(~PageWord::kWaiter, std::memory_order_acq_rel) & PageWord::kWaiter;
-  // Without `wake` this is the prefetcher's placement: a waiter means the
+  // Without `demand` this is the prefetcher's placement: a waiter means the
   // access reached the page while its read was in flight (a late prefetch).
-  if (waited && !wake) core.counters.prefetch_late.fetch_add(1, std::memory_order_relaxed);
-  if (wake || waited) (void)core.uffd->wake(addr, kPageSize);
+  if (waited && !demand) core.counters.prefetch_late.fetch_add(1, std::memory_order_relaxed);
   return 0;
 }
 

@@ -27,22 +27,21 @@ inline bool fetch_writable(Core& core, Table* t, bool write) {
   return write || (core.opts.predict_writes && t->write_intent.map_writable());
 }
 
-// Copies `source` into the FETCHING page `page` of `t` (UFFDIO_COPY without
-// waking, write-protected unless `write`), moves it to CLEAN or DIRTY,
-// counts it resident and in `placed` (the table's fetches, prefetches or
-// zero_fills), then wakes every thread waiting on it. EAGAIN (the address
-// space changing: a fork, an mremap) is retried kCopyRetries times, then
-// the page goes back to ABSENT and the waiters are woken to fault again.
-// Returns 0, -EAGAIN (unclaimed as said), or another -errno from the copy
-// (the page is still FETCHING and claimed: the caller fails it). The page
-// was counted in Residency::claim() when claimed; placed() or unclaimed()
-// here settles it.
+// Counts the FETCHING page `page` of `t` resident and in `placed` (the
+// table's fetches, prefetches or zero_fills), copies `source` into it
+// (UFFDIO_COPY, write-protected unless `write`; the same ioctl wakes the
+// threads waiting on it), then moves it to CLEAN or DIRTY. EAGAIN (the
+// address space changing: a fork, an mremap) is retried kCopyRetries
+// times, then the page goes back to ABSENT and the waiters are woken to
+// fault again. Returns 0, -EAGAIN (unclaimed as said), or another -errno
+// from the copy (the counts undone, the page still FETCHING and claimed:
+// the caller fails it). The page was counted in Residency::claim() when
+// claimed; placed() or unclaimed() settles it.
 // Caller holds the registry shared and the page's stripe lock.
-// `wake`: always wake (a demand fault waits on the page); else only when
-// the fault handler marked a waiter (PageWord::kWaiter) - a prefetched page
-// nobody touched yet costs no UFFDIO_WAKE.
+// `demand`: false for the prefetcher's placements, where a waiter the
+// fault handler marked (PageWord::kWaiter) counts as a late prefetch.
 int place_claimed(Core& core, Table* t, uint64_t page, const void* source, bool write,
-                  std::atomic<uint64_t>& placed, bool wake = true);
+                  std::atomic<uint64_t>& placed, bool demand = true);
 inline constexpr int kCopyRetries = 16;
 
 }  // namespace mtier

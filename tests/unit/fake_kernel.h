@@ -33,6 +33,7 @@ struct UffdCall {
   uintptr_t addr;
   size_t len;
   bool flag;  // copy: wp; continue: wp; writeprotect: protect
+  bool wakes = false;  // copy: without UFFDIO_COPY_MODE_DONTWAKE (wakes the waiters itself)
 };
 
 // Results are taken from the per-call queue first (front to back), then the
@@ -52,8 +53,12 @@ class FakeUffd : public sys::Uffd {
   std::deque<int> copy_results, continue_results, writeprotect_results;
   std::vector<UffdCall> calls;
 
-  int copy(void* dst, const void* src, size_t len, bool wp, bool) override {
-    calls.push_back({UffdCall::kCopy, reinterpret_cast<uintptr_t>(dst), len, wp});
+  // Called at each copy, before it takes effect (what a woken thread would see).
+  std::function<void(void* dst)> on_copy;
+
+  int copy(void* dst, const void* src, size_t len, bool wp, bool dontwake) override {
+    calls.push_back({UffdCall::kCopy, reinterpret_cast<uintptr_t>(dst), len, wp, !dontwake});
+    if (on_copy) on_copy(dst);
     int rc = next(copy_results);
     if (rc == 0) memcpy(alias(dst), src, len);
     return rc;

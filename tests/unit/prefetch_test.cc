@@ -218,7 +218,11 @@ TEST_F(PrefetchTest, AFaultOnAPageInFlightWaitsForThatRead) {
   e_.store->before_read = nullptr;
   EXPECT_EQ(e_.store->reads, 1u) << "one read for the prefetch and both faults";
   EXPECT_TRUE(e_.page_is(5, 0x55));
-  EXPECT_EQ(e_.uffd->count(UffdCall::kWake, e_.addr(5)), 1u);
+  ASSERT_EQ(e_.uffd->count(UffdCall::kCopy, e_.addr(5)), 1u);
+  for (const UffdCall& c : e_.uffd->calls)
+    if (c.kind == UffdCall::kCopy) {
+      EXPECT_TRUE(c.wakes) << "the copy wakes both faults";
+    }
   EXPECT_EQ(e_.core->counters.prefetch_late.load(), 1u) << "the access came first";
   // The write, retried after the wake, meets a clean write-protected page.
   EXPECT_EQ(e_.state(5), PageState::kClean);
