@@ -44,7 +44,8 @@ constexpr Def kDefs[] = {
       "virtual address space reserved for all tables; 0 = RAM + stores, at least 64G"},
      &Options::region_bytes},
     {{"dram_bytes", T::kSize, "0", 0, kPiB, true,
-      "DRAM budget for table pages, bytes or N% of physical memory; 0 = 50%"},
+      "DRAM budget for table pages, bytes or N% of physical memory; 0 = half of the least of "
+      "RAM and the cgroup limit, per LOCAL_WORLD_SIZE rank, less what the process uses"},
      &Options::dram_bytes},
     {{"high_watermark", T::kPercent, "95", 1, 100, false,
       "% of the DRAM budget at which eviction starts"},

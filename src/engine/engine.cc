@@ -179,10 +179,11 @@ EngineStats Engine::stats() {
 }
 
 std::string Engine::describe() const {
-  char buf[256];
+  char buf[1024];  // the budget's reason names a cgroup file
   const Options& o = core_->opts;
-  snprintf(buf, sizeof buf, "tiers: dram budget %.1f MiB (evict at %u%%, down to %u%%)",
-           o.dram_bytes / 1048576.0, o.high_watermark, o.low_watermark);
+  snprintf(buf, sizeof buf, "tiers: dram budget %.1f MiB (%s; evict at %u%%, down to %u%%)",
+           o.dram_bytes / 1048576.0, core_->budget_from.c_str(), o.high_watermark,
+           o.low_watermark);
   std::string out = buf;
   if (o.dram_node >= 0) {
     snprintf(buf, sizeof buf, " on node %d", o.dram_node);

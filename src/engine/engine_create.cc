@@ -6,6 +6,10 @@
 #include <filesystem>
 
 #include "engine/engine.h"
+
+#include <algorithm>
+
+#include "engine/default_budget.h"
 #include "log/log.h"
 #include "sys/numa.h"
 #include "sys/page_size.h"
@@ -23,10 +27,12 @@ constexpr uint64_t kRequired = UFFD_FEATURE_MISSING_SHMEM | UFFD_FEATURE_MINOR_S
 
 uint64_t round_pages(uint64_t b) { return b & kPageMask; }
 
-// Fills in the "auto" (0) sizes from the machine.
-Options resolve_sizes(Options o) {
+// Fills in the "auto" (0) sizes from the machine; *budget_from says where
+// the DRAM budget came from (default_budget.h), for the start line.
+Options resolve_sizes(Options o, std::string* budget_from) {
   uint64_t ram = sys::physical_memory();
-  if (!o.dram_bytes) o.dram_bytes = ram / 2;
+  *budget_from = "given";
+  if (!o.dram_bytes) o.dram_bytes = default_dram_budget(own_budget_basis(), budget_from);
   if (o.store_path.empty()) o.store_path = "/var/tmp";
   // The region is planned with a store of twice RAM when none is sized.
   uint64_t store = o.store_bytes ? o.store_bytes : 2 * ram;
@@ -138,12 +144,14 @@ int open_uffd(Core& core) {
 Engine::Engine(std::unique_ptr<Core> core) : core_(std::move(core)) {}
 
 std::unique_ptr<Engine> Engine::create(const Options& given, int* err) {
-  Options o = resolve_sizes(given);
+  std::string budget_from;
+  Options o = resolve_sizes(given, &budget_from);
   if ((*err = check_budget(o)) < 0) return nullptr;
   auto region = Region::create(o.region_bytes, err);
   if (!region) return nullptr;
   if ((*err = check_slow_tier(o)) < 0 || (*err = place_on_node(o, *region)) < 0) return nullptr;
   auto core = std::make_unique<Core>(o, std::move(region));
+  core->budget_from = budget_from;
   if ((*err = open_stores(o, given, &core->stores)) < 0) return nullptr;
   if ((*err = open_uffd(*core)) < 0) return nullptr;
   std::unique_ptr<Engine> e(new Engine(std::move(core)));

@@ -100,6 +100,9 @@ struct Core {
         slow(o.slow_bytes, o.high_watermark, o.low_watermark) {}
 
   Options opts;
+  // Where opts.dram_bytes came from: "given", or the default's reasoning
+  // (engine/default_budget.h), for the start line.
+  std::string budget_from = "given";
   std::unique_ptr<Region> region;
   // The registered userfaultfd's calls (the fault path's seam: a test puts
   // a fake here); nullptr until the engine has registered the region.
