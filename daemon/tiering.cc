@@ -261,7 +261,9 @@ void Server::tick() {
       fuse_pid_ = 0;
     }
   }
-  pace_ticks(ipc::monotonic_ns() - start_ns);
+  uint64_t took_ns = ipc::monotonic_ns() - start_ns;
+  MTIER_LOG_DEBUG("tick %u took %.1f ms", tick_, static_cast<double>(took_ns) / 1e6);
+  pace_ticks(took_ns);
 }
 
 // The tick's work grows with the pages of the registered tables (their
