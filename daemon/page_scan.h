@@ -1,10 +1,13 @@
 // The tick's bounded look at the page words: each tick reads the words of
-// at most `budget` pages, all registered processes together, continuing
-// from where the last tick stopped (a cursor over the tables of every
-// process laid end to end), so a pass over tables larger than the budget
-// spans several ticks and the tick's cost does not grow with their size.
-// When every table fits in the budget, every tick reads every page, as
-// before the budget existed.
+// at most `budget` pages, all registered processes together, so the tick's
+// cost does not grow with the tables' size. The budget is shared like
+// water: the processes whose pages fit in an equal share are read whole at
+// every tick, and the rest of the budget goes to the larger ones, read a
+// window a tick from a cursor over their tables laid end to end that
+// continues where the last tick stopped (a pass over them spans several
+// ticks). So one huge table slows the reads of no other process, and when
+// every table fits in the budget, every tick reads every page, as before
+// the budget existed.
 //
 // What a window of a table read this tick gives the rest of the tick (the
 // track's places and counts, the policy's view) is exact for the window and
@@ -26,6 +29,7 @@ struct ScanTable {
   const std::atomic<uint64_t>* words = nullptr;  // the table's page words (its segment)
   uint64_t pages = 0;
   TableTrack* track = nullptr;                   // sized by ensure_track(pages)
+  uint64_t group = 0;  // the process: a process's tables are consecutive, with one group
 };
 
 // Pages [lo, hi) of a table, read by this tick's scan (lo == hi: none).
@@ -52,13 +56,17 @@ class PageScan {
   uint64_t budget() const { return budget_; }
 
   // This tick's reads: (*windows)[i] is what was read of tables[i]. All of
-  // every table when their pages add up to at most the budget; else the
-  // next `budget` pages after the cursor, up to the end of the last table
-  // (the pass after that starts again at the first). Returns the pages read.
+  // every table when their pages add up to at most the budget. Else the
+  // level L is the largest with sum over groups of min(pages, L) within the
+  // budget: groups of at most L pages are read whole, and the larger ones
+  // share the rest of the budget: the next pages of their tables after the
+  // cursor, up to the end of the last one (the pass after that starts again
+  // at the first). Returns the pages read. Does not allocate once *windows
+  // has room for the tables.
   uint64_t scan(const std::vector<ScanTable>& tables, std::vector<ScanWindow>* windows);
 
   // For tests and the debug log: pages read by the last scan(), and where
-  // the next one starts (pages into the tables laid end to end).
+  // the next one starts (pages into the larger groups' tables end to end).
   uint64_t last_pages() const { return last_pages_; }
   uint64_t cursor() const { return cursor_; }
 

@@ -421,7 +421,7 @@ void Server::scan_tables(Client& c, std::vector<ScanTable>* scan) {
     for (const auto& t : c.tables) {
       TableTrack& track = c.tracks[t.id];  // std::map: the pointer stays valid
       ensure_track(&track, t.pages);
-      scan->push_back({c.segment->words() + t.first_page, t.pages, &track});
+      scan->push_back({c.segment->words() + t.first_page, t.pages, &track, c.id});
     }
   } catch (...) {
     scan->resize(before);

@@ -114,9 +114,11 @@ constexpr uint64_t kStoreWord = static_cast<uint64_t>(PageState::kAbsent) | Page
 size_t at(policy::Place p) { return static_cast<size_t>(p); }
 
 // A tick over a 2^26-page table (and a small one of another process) reads
-// at most the budget of page words, continuing where the last one stopped;
-// one pass (ceil(pages / budget) ticks) reads every page exactly once, and
-// the tracks' places and counts are then those of every word.
+// at most the budget of page words: the small table whole at every tick,
+// the large one a window from where the last tick stopped; one pass
+// (ceil(pages / what the small one leaves) ticks) reads every page of the
+// large one exactly once, and the tracks' places and counts are then those
+// of every word.
 TEST(PageScan, ATickReadsAtMostTheBudgetAndAPassReadsEveryPage) {
   constexpr uint64_t kBig = uint64_t{1} << 26, kSmall = 1000, kBudget = uint64_t{1} << 20;
   Words big(kBig), small(kSmall);
@@ -129,28 +131,24 @@ TEST(PageScan, ATickReadsAtMostTheBudgetAndAPassReadsEveryPage) {
   TableTrack tb, ts;
   ensure_track(&tb, kBig);
   ensure_track(&ts, kSmall);
-  std::vector<ScanTable> tables = {{big.get(), kBig, &tb}, {small.get(), kSmall, &ts}};
+  // Process 1's big table, process 2's small one.
+  std::vector<ScanTable> tables = {{big.get(), kBig, &tb, 1}, {small.get(), kSmall, &ts, 2}};
   PageScan scan(kBudget);
   std::vector<ScanWindow> w;
-  std::vector<uint64_t> read(2, 0), next(2, 0);  // pages read of each table, where it continues
-  const uint64_t ticks = (kBig + kSmall + kBudget - 1) / kBudget;
+  uint64_t read = 0;  // pages of the big table read
+  const uint64_t ticks = (kBig + (kBudget - kSmall) - 1) / (kBudget - kSmall);
   for (uint64_t tick = 0; tick < ticks; tick++) {
     uint64_t n = scan.scan(tables, &w);
     ASSERT_LE(n, kBudget);
     ASSERT_EQ(n, scan.last_pages());
-    uint64_t sum = 0;
-    for (size_t i = 0; i < 2; i++) {
-      if (w[i].empty()) continue;
-      ASSERT_EQ(w[i].lo, next[i]) << "tick " << tick << " table " << i;  // contiguous
-      next[i] = w[i].hi;
-      read[i] += w[i].hi - w[i].lo;
-      sum += w[i].hi - w[i].lo;
-    }
-    ASSERT_EQ(sum, n);
-    EXPECT_EQ(tb.primed, tick + 1 >= kBig / kBudget) << tick;
+    ASSERT_EQ(w[1].lo, 0u);  // the small table: whole, every tick
+    ASSERT_EQ(w[1].hi, kSmall);
+    ASSERT_EQ(w[0].lo, read) << "tick " << tick;  // contiguous
+    read = w[0].hi;
+    ASSERT_EQ(n, kSmall + (w[0].hi - w[0].lo));
+    EXPECT_EQ(tb.primed, tick + 1 == ticks) << tick;
   }
-  EXPECT_EQ(read[0], kBig);
-  EXPECT_EQ(read[1], kSmall);
+  EXPECT_EQ(read, kBig);
   EXPECT_EQ(scan.cursor(), 0u);  // the next pass starts over
   EXPECT_TRUE(tb.primed);
   EXPECT_TRUE(ts.primed);
@@ -167,12 +165,46 @@ TEST(PageScan, ATickReadsAtMostTheBudgetAndAPassReadsEveryPage) {
   big.get()[kBig - 1].store(kDramWord);
   scan.scan(tables, &w);
   EXPECT_EQ(w[0].lo, 0u);
-  EXPECT_EQ(w[0].hi, kBudget);
+  EXPECT_EQ(w[0].hi, kBudget - kSmall);
   EXPECT_EQ(tb.moves[kSlowToDram], 0u);
   for (uint64_t tick = 1; tick < ticks; tick++) scan.scan(tables, &w);
   EXPECT_EQ(tb.moves[kSlowToDram], 1u);
   EXPECT_EQ(tb.count[at(policy::Place::kDram)], 2u);
   EXPECT_EQ(tb.count[at(policy::Place::kSlow)], 0u);
+}
+
+// Several large processes share what the small ones leave of the budget.
+TEST(PageScan, LargeProcessesShareWhatTheSmallOnesLeave) {
+  constexpr uint64_t kBudget = 1 << 16;
+  Words a(1 << 20), b(3 << 15), c(1000), d(200);
+  TableTrack ta, tb, tc, td;
+  ensure_track(&ta, 1 << 20);
+  ensure_track(&tb, 3 << 15);
+  ensure_track(&tc, 1000);
+  ensure_track(&td, 200);
+  // Process 1: a; process 2: b; process 3: c and d (1200 pages).
+  std::vector<ScanTable> tables = {{a.get(), 1 << 20, &ta, 1},
+                                   {b.get(), 3 << 15, &tb, 2},
+                                   {c.get(), 1000, &tc, 3},
+                                   {d.get(), 200, &td, 3}};
+  PageScan scan(kBudget);
+  std::vector<ScanWindow> w;
+  uint64_t read_a = 0, read_b = 0, ticks = 0;
+  while (!(ta.primed && tb.primed)) {
+    ASSERT_LT(++ticks, 100u);
+    uint64_t n = scan.scan(tables, &w);
+    EXPECT_LE(n, kBudget);
+    if (!tb.primed) {
+      EXPECT_EQ(n, kBudget);  // all of it, but at the end of a pass
+    }
+    EXPECT_EQ(w[2].hi - w[2].lo, 1000u);
+    EXPECT_EQ(w[3].hi - w[3].lo, 200u);
+    read_a += w[0].hi - w[0].lo;
+    read_b += w[1].hi - w[1].lo;
+  }
+  EXPECT_EQ(read_a, uint64_t{1} << 20);
+  EXPECT_EQ(read_b, uint64_t{3} << 15);
+  EXPECT_EQ(ticks, ((1u << 20) + (3u << 15) + kBudget - 1200 - 1) / (kBudget - 1200));
 }
 
 // Tables that fit in the budget are read whole at every tick, as before the
