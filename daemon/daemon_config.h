@@ -37,6 +37,7 @@ struct DaemonConfig {
   unsigned max_samples = 50000;         // samples processed per second, at most
   unsigned heat_granularity = 1;        // pages per heat extent
   unsigned tick_ms = 100;               // policy period
+  unsigned scan_pages_per_tick = 1u << 20;  // page words a tick reads, all processes together
   log::Level log_level = log::Level::kNotice;
   unsigned stale_ms = 5000;             // a runtime silent this long is considered gone
   unsigned max_connections = 1024;      // open connections, all users together

@@ -20,6 +20,7 @@
 #include "cli.h"
 #include "client.h"
 #include "daemon_config.h"
+#include "page_scan.h"
 #include "heat/perf_source.h"
 #include "policy/policy.h"
 #include "tier/topology.h"
@@ -93,9 +94,16 @@ class Server {
   // Sets the ticks to skip after one whose work took took_ns (tiering.cc).
   void pace_ticks(uint64_t took_ns);
   void plan_and_order(double tick_s);
+  // Sizes c's tracks to its tables and appends one ScanTable per table (in
+  // c.tables' order) to *scan. May throw (guarded by plan_and_order), with
+  // *scan then as it was.
+  void scan_tables(Client& c, std::vector<ScanTable>* scan);
   // c's part of the policy's view: its counts, and each table's heat and
-  // page places (read from its words). May throw (guarded by plan_and_order).
-  void fill_view(Client& c, policy::ProcessView* pv);
+  // page places as this tick's scan left them; windows[k] is what the scan
+  // read of c.tables[k]. A table read whole is shown whole, else the window
+  // read, widened to whole heat extents (policy.h). May throw (guarded by
+  // plan_and_order).
+  void fill_view(Client& c, const ScanWindow* windows, policy::ProcessView* pv);
   void close_all();
   void open_heat_source(Client& c);
   // Which heat source kind to use, or nullptr: the config's choice among
@@ -106,9 +114,6 @@ class Server {
   // Drains c's heat source into its model, at most `budget` samples; how
   // many were taken. May throw (guarded by collect_heat).
   long drain_heat(Client& c, bool refresh, size_t budget);
-  // Reads the places of t's pages into c's track of it, counting the moves
-  // since the last look; the track's places are what the policy sees.
-  TableTrack& track_places(Client& c, const ipc::TableEntry& t);
   // Per-second rates of page moves and faults over the last `elapsed_s`.
   void update_rates(double elapsed_s);
   // The status document (docs/protocol.md): heat maps of `buckets` slices
@@ -122,7 +127,9 @@ class Server {
   void on_pin_set(Client& c, const ipc::PinSet& m);
   void reply(Client& c, int status, const std::string& message);
   // Writes the hints of c's pins (pins.h) and appends the orders that bring
-  // pinned pages where their pins say, at most `limit` pages (0: no limit).
+  // pinned pages where their pins say, at most `limit` pages (0: no limit);
+  // only on the pages the policy was shown this tick (TableTrack::view_lo,
+  // view_hi), the others keep the hints written when they were.
   void apply_pins(Client& c, uint64_t limit, std::vector<ipc::Order>* out);
   // The status document's "tiers": DRAM, the slow memory tier and the
   // stores, node-wide.
@@ -153,6 +160,9 @@ class Server {
   double span_s_ = 0;            // seconds since the last tick that planned
   uint64_t ticks_to_skip_ = 0;   // pace_ticks(): idle ticks still to come
   bool paced_said_ = false;      // pace_ticks() logged that it skips ticks
+  PageScan scan_{1u << 20};      // the tick's bounded read of the page words (page_scan.h)
+  std::vector<ScanTable> scan_tables_;    // plan_and_order()'s, reused across ticks
+  std::vector<ScanWindow> scan_windows_;
 };
 
 }  // namespace mtier::daemon

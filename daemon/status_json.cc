@@ -45,8 +45,9 @@ struct Residency {
   }
 };
 
-// Where pages [lo, hi) of table t are: the places the last tick saw when
-// the table is tracked, else read from the words now.
+// Where pages [lo, hi) of table t are: the places last read by the ticks
+// when the table is tracked (for a table larger than the tick's scan, as of
+// the last pass over it; page_scan.h), else read from the words now.
 Residency residency_of(const Client& c, const ipc::TableEntry& t, uint64_t lo, uint64_t hi) {
   Residency r;
   auto it = c.tracks.find(t.id);
@@ -75,10 +76,19 @@ void write_moves(json::Writer& j, const TableTrack* track) {
 }
 
 void write_table(json::Writer& j, const Client& c, const ipc::TableEntry& t, const HeatShape& s) {
-  Residency r = residency_of(c, t, 0, t.pages);
-  const policy::HeatModel::Table* heat = c.heat->find(static_cast<int>(t.id));
   auto tr = c.tracks.find(t.id);
   const TableTrack* track = tr == c.tracks.end() ? nullptr : &tr->second;
+  Residency r;
+  if (track && track->primed && track->place.size() == t.pages) {  // the track's counts
+    using policy::Place;
+    r.dram = track->count[static_cast<size_t>(Place::kDram)];
+    r.slow = track->count[static_cast<size_t>(Place::kSlow)];
+    r.store = track->count[static_cast<size_t>(Place::kStore)];
+    r.untouched = track->count[static_cast<size_t>(Place::kUntouched)];
+  } else {
+    r = residency_of(c, t, 0, t.pages);
+  }
+  const policy::HeatModel::Table* heat = c.heat->find(static_cast<int>(t.id));
   uint64_t extent_pages = c.heat->extent_pages();
   size_t extents = heat ? heat->heat.size() : 0;
   uint64_t active = 0;
@@ -191,8 +201,7 @@ void Server::write_tiers(json::Writer& j) const {
       use[1].out_pages_per_s += r[kSlowToDram] + r[kSlowToStore];
       use[2].in_pages_per_s += r[kDramToStore] + r[kSlowToStore];
       use[2].out_pages_per_s += r[kStoreToDram] + r[kStoreToSlow];
-      for (uint64_t p = 0; p < track.place.size(); p++)
-        use[2].used += track.place[p] == policy::Place::kStore ? kPage : 0;
+      use[2].used += track.count[static_cast<size_t>(policy::Place::kStore)] * kPage;
     }
   }
   // A node budget, when configured, is what the tier may hold; else each

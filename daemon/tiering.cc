@@ -1,6 +1,11 @@
 // The daemon's tick: heat from each registered process's source into its
 // heat model, the table directories kept in step, the policy's plan over
 // every process, and the plan sent as orders through each process's ring.
+// Its work over pages is bounded: at most scan_pages_per_tick page words
+// read (page_scan.h) and as many heat extents cooled, all processes
+// together; tables larger than that are read, planned and cooled a window
+// a tick.
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -83,6 +88,14 @@ struct Room {
     return static_cast<uint32_t>(n);
   }
 };
+
+// Where the view of table `table_id` starts in the table (0 for a whole
+// table; policy.h: a window's moves name pages of the window).
+uint64_t view_first_page(const policy::ProcessView& pv, int table_id) {
+  for (const policy::TableView& tv : pv.tables)
+    if (tv.id == table_id) return tv.first_page;
+  return 0;
+}
 
 size_t index_of(const std::vector<Client*>& order, uint32_t client) {
   for (size_t i = 0; i < order.size(); i++)
@@ -240,13 +253,21 @@ void Server::tick() {
   }
   collect_heat();
   bool cool = since_cool_s_ >= policy_->cool_period_s();
+  std::vector<Client*> live;
   for (auto& [fd, c] : clients_) {
     if (!c->is_runtime() || c->failed) continue;
     c->heat->tick(tick_, span_s_);
-    if (cool) c->heat->cool();
+    if (cool) c->heat->request_cool();
     c->segment->stamp_daemon_heartbeat();
+    live.push_back(c.get());
   }
   if (cool) since_cool_s_ = 0;
+  // Cooling visits at most scan_pages_per_tick extents in all, starting at
+  // a process that turns with the ticks (so no large table keeps the
+  // others from cooling); heat models that fit are cooled whole, at once.
+  uint64_t cool_left = cfg_.scan_pages_per_tick;
+  for (size_t k = 0; k < live.size() && cool_left > 0; k++)
+    cool_left -= std::min(cool_left, live[(tick_ + k) % live.size()]->heat->cool_step(cool_left));
   plan_and_order(span_s_);
   span_s_ = 0;
   drop_failed();
@@ -261,13 +282,17 @@ void Server::tick() {
       fuse_pid_ = 0;
     }
   }
-  pace_ticks(ipc::monotonic_ns() - start_ns);
+  uint64_t took_ns = ipc::monotonic_ns() - start_ns;
+  MTIER_LOG_DEBUG("tick %u took %.1f ms, read %llu page words", tick_,
+                  static_cast<double>(took_ns) / 1e6,
+                  static_cast<unsigned long long>(scan_.last_pages()));
+  pace_ticks(took_ns);
 }
 
-// The tick's work grows with the pages of the registered tables (their
-// places are read and planned every tick): a tick that took `took_ns` is
-// followed by enough idle ticks that the work stays within 1/kTickDuty of
-// the time, so no table, however large, keeps the daemon busy.
+// The tick's page work is bounded by scan_pages_per_tick (page_scan.h), but
+// a tick can still be long (a slow or loaded machine, a large budget, many
+// processes): a tick that took `took_ns` is followed by enough idle ticks
+// that the work stays within 1/kTickDuty of the time, a second guard.
 void Server::pace_ticks(uint64_t took_ns) {
   constexpr uint64_t kTickDuty = 4;
   uint64_t tick_ns = uint64_t{cfg_.tick_ms} * 1000000;
@@ -285,26 +310,6 @@ void Server::pace_ticks(uint64_t took_ns) {
       static_cast<unsigned long long>(kTickDuty));
 }
 
-TableTrack& Server::track_places(Client& c, const ipc::TableEntry& t) {
-  TableTrack& track = c.tracks[t.id];
-  if (track.pages != t.pages || track.place.size() != t.pages) {
-    track = TableTrack{};
-    track.pages = t.pages;
-    track.place.assign(t.pages, policy::Place::kUntouched);
-  }
-  const std::atomic<uint64_t>* words = c.segment->words() + t.first_page;
-  for (uint64_t p = 0; p < t.pages; p++) {
-    policy::Place now = place_of_word(words[p].load(std::memory_order_relaxed));
-    if (track.primed) {
-      unsigned m = page_move(track.place[p], now);
-      if (m < kPageMoveKinds) track.moves[m]++;
-    }
-    track.place[p] = now;
-  }
-  track.primed = true;
-  return track;
-}
-
 void Server::apply_pins(Client& c, uint64_t limit, std::vector<ipc::Order>* out) {
   uint64_t left = limit ? limit : ~0ull;
   for (const Pin& pin : c.pins) {
@@ -314,7 +319,8 @@ void Server::apply_pins(Client& c, uint64_t limit, std::vector<ipc::Order>* out)
     auto track = c.tracks.find(pin.table_id);
     if (!t || track == c.tracks.end() || track->second.place.size() != t->pages) continue;
     const std::vector<policy::Place>& place = track->second.place;
-    uint64_t end = std::min(pin.first_page + pin.pages, t->pages);
+    const TableTrack& tr = track->second;
+    uint64_t end = std::min({pin.first_page + pin.pages, uint64_t{t->pages}, tr.view_hi});
     uint8_t hint = pin.tier == PinTier::kDram ? policy::kHintKeep : policy::kHintNone;
     // Pages not where the pin wants them (untouched pages are left alone:
     // there is nothing to move until the program touches them).
@@ -331,7 +337,7 @@ void Server::apply_pins(Client& c, uint64_t limit, std::vector<ipc::Order>* out)
     o.op = static_cast<uint16_t>(pin.tier == PinTier::kDram ? ipc::OrderOp::kPrefetch
                                                             : ipc::OrderOp::kEvict);
     o.tier = pin.tier == PinTier::kSlow ? 1 : 0;
-    for (uint64_t p = pin.first_page; p < end; p++) {
+    for (uint64_t p = std::max(pin.first_page, tr.view_lo); p < end; p++) {
       c.segment->set_hint(t->first_page + p, hint);
       bool move = left > 0 && astray(place[p]);
       if (move && o.count > 0 && o.first_page + o.count == t->first_page + p &&
@@ -363,7 +369,7 @@ void Server::update_rates(double elapsed_s) {
   }
 }
 
-void Server::fill_view(Client& c, policy::ProcessView* pv) {
+void Server::fill_view(Client& c, const ScanWindow* windows, policy::ProcessView* pv) {
   const ipc::SegmentHeader* h = c.segment->header();
   pv->client = c.id;
   pv->pid = c.pid;
@@ -375,14 +381,51 @@ void Server::fill_view(Client& c, policy::ProcessView* pv) {
   uint64_t high = h->dram_high_pages.load(std::memory_order_relaxed);
   if (high > 0 && high < pv->own_budget_pages)
     pv->dram_fill = static_cast<double>(high) / static_cast<double>(pv->own_budget_pages);
-  for (const auto& t : c.tables) {
-    const TableTrack& track = track_places(c, t);
+  uint64_t e = c.heat->extent_pages();
+  uint64_t all = 0, shown = 0, touched = 0;
+  for (size_t k = 0; k < c.tables.size(); k++) {
+    const ipc::TableEntry& t = c.tables[k];
+    TableTrack& track = c.tracks.at(t.id);
+    const ScanWindow& w = windows[k];
+    uint64_t lo = 0, hi = t.pages;
+    if (w.lo != 0 || w.hi != t.pages) {
+      lo = w.empty() ? 0 : w.lo / e * e;
+      hi = w.empty() ? 0 : std::min(t.pages, (w.hi + e - 1) / e * e);
+    }
+    track.view_lo = lo;
+    track.view_hi = hi;
+    all += t.pages;
+    shown += hi - lo;
+    touched += t.pages - track.count[static_cast<size_t>(policy::Place::kUntouched)];
     policy::TableView tv;
     if (c.heat->fill_view(static_cast<int>(t.id), &tv) < 0) continue;
     tv.name = t.name;
-    tv.place = track.place.data();
-    tv.hints = c.segment->hints() + t.first_page;
+    tv.place = track.place.data() + lo;
+    tv.hints = c.segment->hints() + t.first_page + lo;
+    if (lo != 0 || hi != t.pages) {  // a window (policy.h)
+      tv.first_page = lo;
+      tv.table_pages = t.pages;
+      tv.pages = hi - lo;
+      tv.heat += lo / e;
+      tv.last_seen += lo / e;
+    }
     pv->tables.push_back(std::move(tv));
+  }
+  pv->touched_pages = touched;
+  if (shown < all) pv->view_share = static_cast<double>(shown) / static_cast<double>(all);
+}
+
+void Server::scan_tables(Client& c, std::vector<ScanTable>* scan) {
+  size_t before = scan->size();
+  try {
+    for (const auto& t : c.tables) {
+      TableTrack& track = c.tracks[t.id];  // std::map: the pointer stays valid
+      ensure_track(&track, t.pages);
+      scan->push_back({c.segment->words() + t.first_page, t.pages, &track, c.id});
+    }
+  } catch (...) {
+    scan->resize(before);
+    throw;
   }
 }
 
@@ -396,13 +439,28 @@ void Server::plan_and_order(double tick_s) {
       cfg_.migrate_rate
           ? std::max<uint64_t>(1, static_cast<uint64_t>(cfg_.migrate_rate * tick_s / 4096))
           : 0;
-  std::vector<Client*> order;
+  // The page words of every process's tables are read within the scan
+  // budget (page_scan.h), then each process's view is made of what was read.
+  std::vector<Client*> scanned, order;
+  std::vector<size_t> first_table;  // scanned[i]'s first entry in scan_tables_
   uint64_t stale_ns = uint64_t{cfg_.stale_ms} * 1000000;
+  scan_tables_.clear();
   for (auto& [fd, cp] : clients_) {
     Client& c = *cp;
     if (!c.is_runtime() || c.failed || !c.segment->runtime_alive(stale_ns)) continue;
+    size_t first = scan_tables_.size();
+    if (!guarded(c, "reading its pages", [&] { scan_tables(c, &scan_tables_); })) continue;
+    scanned.push_back(&c);
+    first_table.push_back(first);
+  }
+  scan_.set_budget(cfg_.scan_pages_per_tick);
+  scan_.scan(scan_tables_, &scan_windows_);
+  for (size_t i = 0; i < scanned.size(); i++) {
+    Client& c = *scanned[i];
     policy::ProcessView pv;
-    if (!guarded(c, "reading its pages", [&] { fill_view(c, &pv); })) continue;
+    if (!guarded(c, "reading its pages",
+                 [&] { fill_view(c, scan_windows_.data() + first_table[i], &pv); }))
+      continue;
     node.procs.push_back(std::move(pv));
     order.push_back(&c);
   }
@@ -483,9 +541,10 @@ void Server::plan_and_order(double tick_s) {
     apply_pins(*order[i], node.migrate_pages_per_tick, &pinned);
     for (const ipc::Order& o : pinned) push(i, o);
   }
-  for (const policy::Move& m : plan.moves) {
+  for (policy::Move m : plan.moves) {
     size_t i = index_of(order, m.client);
     if (i == order.size()) continue;
+    m.first_page += view_first_page(node.procs[i], m.table_id);  // a window's: the table's
     bool out = m.op == policy::Move::kEvict || m.op == policy::Move::kDemote;
     if (against_pins(order[i]->pins, static_cast<uint32_t>(m.table_id), m.first_page, m.count,
                      !out))

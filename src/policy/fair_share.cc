@@ -85,6 +85,10 @@ void assign_budgets(const NodeView& node, Plan* plan) {
   size_t n = node.procs.size();
   std::vector<uint64_t> touched(n, 0);
   for (size_t p = 0; p < n; ++p) {
+    if (node.procs[p].touched_pages != ProcessView::kCountTouched) {
+      touched[p] = node.procs[p].touched_pages;
+      continue;
+    }
     for (const TableView& t : node.procs[p].tables) {
       if (!detail::usable(t)) continue;
       uint64_t untouched = 0;

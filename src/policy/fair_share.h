@@ -31,7 +31,8 @@ void fair_share(uint64_t budget, const std::vector<ShareRequest>& requests, bool
 // The budgets step of every policy; sets plan->dram_budget_pages and
 // slow_budget_pages (one per process) and leaves the moves alone.
 // A process's demand is its touched pages (place not kUntouched) in its
-// usable tables, capped by own_budget_pages when that is nonzero.
+// usable tables (ProcessView::touched_pages when the caller counted them),
+// capped by own_budget_pages when that is nonzero.
 //  - DRAM: with node.dram_pages == 0, each process keeps own_budget_pages;
 //    else fair_share(dram_pages, weights, demands, spread surplus).
 //  - slow tier: with node.slow_pages == 0, each process keeps

@@ -75,14 +75,53 @@ void HeatModel::record(int table_id, uint64_t page, float weight) {
 }
 
 void HeatModel::cool() {
-  for (Table& t : tables_) {
-    double sum = 0;
-    for (float& h : t.heat) {
-      h *= 0.5f;
-      sum += h;
+  request_cool();
+  (void)cool_step(UINT64_MAX);
+}
+
+uint64_t HeatModel::cool_step(uint64_t max_extents) {
+  uint64_t done = 0;
+  while (done < max_extents) {
+    if (pass_cools_ == 0) {
+      if (cools_wanted_ == 0) break;
+      pass_cools_ = cools_wanted_;  // a new pass
+      cools_wanted_ = 0;
+      pass_table_ = INT64_MIN;
+      pass_extent_ = 0;
     }
-    t.total_heat = sum;  // exact again: no drift from the incremental updates
+    auto it = std::lower_bound(tables_.begin(), tables_.end(), pass_table_,
+                               [](const Table& t, int64_t v) { return t.id < v; });
+    if (it == tables_.end()) {
+      pass_cools_ = 0;  // the pass is over
+      continue;
+    }
+    if (it->id != pass_table_) {
+      pass_table_ = it->id;
+      pass_extent_ = 0;
+    }
+    Table& t = *it;
+    // 2^-k, k halvings at once (0 past 150: below the smallest float).
+    float f = std::ldexp(1.0f, -static_cast<int>(std::min<uint32_t>(pass_cools_, 200)));
+    uint64_t from = std::min<uint64_t>(pass_extent_, t.heat.size());
+    uint64_t to = from + std::min<uint64_t>(t.heat.size() - from, max_extents - done);
+    double before = 0, sum = 0;
+    for (uint64_t e = from; e < to; e++) {
+      before += t.heat[e];
+      t.heat[e] *= f;
+      sum += t.heat[e];
+    }
+    if (from == 0 && to == t.heat.size())
+      t.total_heat = sum;  // exact again: no drift from the incremental updates
+    else
+      t.total_heat = std::max(0.0, t.total_heat + sum - before);
+    done += to - from;
+    pass_extent_ = to;
+    if (to == t.heat.size()) {
+      pass_table_ = int64_t{t.id} + 1;
+      pass_extent_ = 0;
+    }
   }
+  return done;
 }
 
 void HeatModel::tick(uint32_t now_tick, double interval_s) {

@@ -19,7 +19,8 @@ class HeatModel {
     uint64_t pages = 0;
     std::vector<float> heat;          // per extent
     std::vector<uint32_t> last_seen;  // per extent; 0 = never sampled
-    double total_heat = 0;            // sum of heat (recomputed exactly by cool())
+    double total_heat = 0;            // sum of heat (recomputed exactly by a cooling pass
+                                      // that visits the whole table in one step)
     double interval_samples = 0;      // sample weight recorded in the current interval
     double last_interval_samples = 0; // ... in the last completed one
     double samples_per_s = 0;         // EWMA over completed intervals
@@ -50,8 +51,22 @@ class HeatModel {
   // for an unknown table, a page out of range or a bad weight.
   void record(int table_id, uint64_t page, float weight = 1.0f);
   // Halves every heat (HeMem's cooling; the daemon calls it every
-  // Policy::cool_period_s()).
+  // Policy::cool_period_s()): request_cool() and a cool_step() with no
+  // limit.
   void cool();
+  // Cooling in bounded steps, for tables too large to halve in one tick:
+  // request_cool() asks for one more halving of every heat; cool_step()
+  // carries out the halvings asked for on at most `max_extents` extents,
+  // continuing a pass over every table's extents (in id order) from where
+  // the last call stopped, and returns the extents it visited. A pass
+  // applies all the halvings asked for before it began; those asked for
+  // during it wait for the next pass, so no heat misses a halving, some
+  // get theirs a few steps late. Tables added during a pass get its
+  // halvings too (from a heat of 0, no change).
+  void request_cool() { cools_wanted_++; }
+  uint64_t cool_step(uint64_t max_extents);
+  // Halvings asked for and not yet applied to every extent.
+  bool cooling() const { return pass_cools_ > 0 || cools_wanted_ > 0; }
   // Advances time to `now_tick` (0 is taken as 1) and closes the sampling
   // interval, which lasted `interval_s` seconds: per table, the interval's
   // samples move to last_interval_samples and the EWMA takes in their rate.
@@ -77,6 +92,10 @@ class HeatModel {
   uint32_t now_ = 1;
   std::vector<Table> tables_;  // sorted by id
   Ignored ignored_;
+  uint32_t cools_wanted_ = 0;  // halvings asked for, no pass applying them yet
+  uint32_t pass_cools_ = 0;    // halvings the pass in progress applies; 0: none in progress
+  int64_t pass_table_ = 0;     // the pass continues at the first table with id >= this,
+  uint64_t pass_extent_ = 0;   // at this extent when that table's id is pass_table_
 };
 
 }  // namespace mtier::policy

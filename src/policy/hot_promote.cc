@@ -40,18 +40,24 @@ class HotPromotePolicy final : public KeepSetPolicy {
     for (size_t t = 0; t < proc.tables.size() && t < kMaxTables; ++t) {
       const TableView& tv = proc.tables[t];
       if (!usable(tv)) continue;
-      uint64_t n = extent_count(tv);
+      // The hot bits are the whole table's; a window's extent e is the
+      // table's extent `first + e`.
+      uint64_t pages = whole_pages(tv), n = extent_count(tv);
+      uint64_t all = pages / tv.extent_pages + (pages % tv.extent_pages != 0);
+      uint64_t first = tv.first_page / tv.extent_pages;
+      if (first > all || n > all - first) continue;  // not a window of it
       TableState& s = state_[{proc.client, tv.id}];
-      if (s.pages != tv.pages || s.extent_pages != tv.extent_pages || s.hot.size() != n) {
-        s.pages = tv.pages;  // a new table, or one resized: nothing is hot yet
+      if (s.pages != pages || s.extent_pages != tv.extent_pages || s.hot.size() != all) {
+        s.pages = pages;  // a new table, or one resized: nothing is hot yet
         s.extent_pages = tv.extent_pages;
-        s.hot.assign(n, 0);
+        s.hot.assign(all, 0);
       }
       s.live = true;
       for (uint64_t e = 0; e < n; ++e) {
         double h = tv.heat[e];
-        s.hot[e] = s.hot[e] ? h >= off : h >= on;
-        if (s.hot[e])
+        uint8_t& hot = s.hot[first + e];
+        hot = hot ? h >= off : h >= on;
+        if (hot)
           scratch_.push_back({key_heat_recency(tv.heat[e], tv.last_seen[e]), where_of(t, e)});
       }
     }

@@ -105,6 +105,7 @@ void KeepSetPolicy::begin_plan(const NodeView& node, const Plan& plan) {
 
 uint64_t KeepSetPolicy::keep_hottest(const ProcessView& proc, std::vector<Cand>* cands,
                                      uint64_t limit) {
+  if (proc.view_share < 1) limit = fraction_of(limit, proc.view_share);
   if (limit == 0 || cands->empty()) return 0;
   auto size = [&](const Cand& c) {
     const TableView& t = proc.tables[table_of(c.where)];

@@ -168,8 +168,8 @@ class KeepSetPolicy : public TunedPolicy {
 
   // Helper for choose_keep(): marks kHintKeep on the pages of the hottest
   // (HotterFirst) extents of *cands (extents of `proc`), up to `limit` pages;
-  // the extent at the limit gets its first pages. Reorders *cands. Returns
-  // the pages marked.
+  // the extent at the limit gets its first pages; `limit` is first cut to
+  // proc.view_share of it. Reorders *cands. Returns the pages marked.
   static uint64_t keep_hottest(const ProcessView& proc, std::vector<Cand>* cands, uint64_t limit);
   std::vector<Cand> scratch_;  // for choose_keep(), reused across plans
 

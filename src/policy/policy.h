@@ -27,10 +27,22 @@ constexpr uint8_t kHintKeep = 255;
 // One table of one process. The arrays belong to the caller and stay valid
 // for the duration of plan(). A table whose arrays are null (with pages > 0)
 // or whose extent_pages is 0 is skipped: no hints, no moves.
+//
+// A view may show a window of a large table (the daemon reads a bounded
+// number of pages per tick): pages [first_page, first_page + pages) of a
+// table of table_pages pages, first_page a multiple of extent_pages. The
+// arrays then start at the window (place[0] is the table's page
+// first_page, heat[0] its extent first_page / extent_pages) and moves name
+// pages of the view (the caller adds first_page). A policy plans the window
+// as a table of its own, except for what belongs to the whole table: its
+// size (whole_pages()) and state a policy keeps per table. table_pages 0:
+// the view is the whole table (first_page 0).
 struct TableView {
   int id = 0;
   std::string name;
   uint64_t pages = 0;
+  uint64_t first_page = 0;
+  uint64_t table_pages = 0;
   uint32_t extent_pages = 1;           // heat granularity E: extent e = pages [e*E, e*E+E)
   const Place* place = nullptr;        // per page
   const float* heat = nullptr;         // per extent, ceil(pages / E) of them
@@ -38,6 +50,8 @@ struct TableView {
   double samples_per_s = 0;            // EWMA of the table's sample rate
   uint8_t* hints = nullptr;            // per page; written by plan()
 };
+// The size of the table a view shows (all of it, or a window of it).
+inline uint64_t whole_pages(const TableView& t) { return t.table_pages ? t.table_pages : t.pages; }
 
 struct ProcessView {
   uint32_t client = 0;  // the daemon's id of the connection; keys a policy's state
@@ -53,6 +67,16 @@ struct ProcessView {
   // much of the budget, since pages brought in past it would only be
   // evicted again.
   double dram_fill = 1.0;
+  // Pages of its tables that were ever touched (not kUntouched), for the
+  // node budgets' shares; kCountTouched: count them in the views' place
+  // arrays (which then must show whole tables).
+  static constexpr uint64_t kCountTouched = UINT64_MAX;
+  uint64_t touched_pages = kCountTouched;
+  // The share of its tables' pages the views show, in (0, 1]: below 1 when
+  // some are windows. The keep set chosen from the views is cut to that
+  // share of the budget (the hints outside the windows stand from earlier
+  // plans).
+  double view_share = 1.0;
   std::vector<TableView> tables;
 };
 

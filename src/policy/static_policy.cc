@@ -6,6 +6,9 @@
 // process that is new or whose tables changed): in between the last
 // assignment stands and only budgets and the rate limit act on it, so
 // placement does not churn with short-term noise.
+// A table shown as a window (policy.h) counts by its whole size; when it is
+// the one that gets the rest of the budget, its keep set is the hottest
+// pages of each window as it is shown, that window's share of the rest.
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -48,7 +51,8 @@ class StaticPolicy final : public KeepSetPolicy {
     s.live = true;
     std::vector<std::pair<int, uint64_t>> shape;
     for (size_t t = 0; t < proc.tables.size() && t < kMaxTables; ++t)
-      if (usable(proc.tables[t])) shape.emplace_back(proc.tables[t].id, proc.tables[t].pages);
+      if (usable(proc.tables[t]))
+        shape.emplace_back(proc.tables[t].id, whole_pages(proc.tables[t]));
     if (evaluate_all_ || !s.evaluated || shape != s.shape) {
       s.shape = std::move(shape);
       evaluate(proc, budget, &s);
@@ -86,9 +90,9 @@ class StaticPolicy final : public KeepSetPolicy {
     std::vector<Ranked> ranked;
     for (size_t t = 0; t < proc.tables.size() && t < kMaxTables; ++t) {
       const TableView& tv = proc.tables[t];
-      if (!usable(tv) || tv.pages == 0) continue;
+      if (!usable(tv) || whole_pages(tv) == 0) continue;
       double demand = tv.samples_per_s * param(kBytesPerAccess);  // bytes/s
-      double density = demand / (static_cast<double>(tv.pages) * kPageBytes);
+      double density = demand / (static_cast<double>(whole_pages(tv)) * kPageBytes);
       if (density > 0) ranked.push_back({density, tv.id, t});  // no demand, no DRAM
     }
     std::sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) {
@@ -103,9 +107,9 @@ class StaticPolicy final : public KeepSetPolicy {
       s->ranked.push_back(r.id);
       if (left == 0) continue;
       const TableView& tv = proc.tables[r.index];
-      if (tv.pages <= left) {
-        s->entries.push_back({tv.id, true, {}, tv.pages});
-        left -= tv.pages;
+      if (whole_pages(tv) <= left) {
+        s->entries.push_back({tv.id, true, {}, whole_pages(tv)});
+        left -= whole_pages(tv);
         continue;
       }
       Entry partial{tv.id, false, {}, left};
@@ -115,7 +119,8 @@ class StaticPolicy final : public KeepSetPolicy {
     }
   }
 
-  // The extents of table t, hottest first, that hold its `pages` hottest pages.
+  // The extents of table t, hottest first, that hold its `pages` hottest
+  // pages (of the view: a window's; extent numbers of the whole table).
   void hottest_extents(const ProcessView& proc, size_t t, uint64_t pages,
                        std::vector<uint64_t>* out) {
     const TableView& tv = proc.tables[t];
@@ -127,7 +132,8 @@ class StaticPolicy final : public KeepSetPolicy {
     };
     size_t r = order_front(&scratch_, pages, HotterFirst(), size);
     out->clear();
-    for (size_t k = 0; k < r; ++k) out->push_back(extent_of(scratch_[k].where));
+    uint64_t first = tv.first_page / tv.extent_pages;
+    for (size_t k = 0; k < r; ++k) out->push_back(first + extent_of(scratch_[k].where));
   }
 
   // Marks the assignment as the keep set, cut to the budget, and sets the
@@ -150,19 +156,28 @@ class StaticPolicy final : public KeepSetPolicy {
       const TableView& tv = proc.tables[it->second];
       const std::vector<uint64_t>* extents = &en.extents;
       uint64_t want = en.pages;
-      if (en.whole && tv.pages <= left) {
+      uint64_t whole = whole_pages(tv);
+      if (en.whole && whole <= left) {
         memset(tv.hints, kHintKeep, tv.pages);
-        left -= tv.pages;
+        left -= whole;
         continue;
       }
-      if (en.whole) {  // the budget shrank below the assignment: its hottest pages
-        hottest_extents(proc, it->second, left, &cut);
+      bool window = tv.pages < whole;
+      if (en.whole || window) {
+        // The budget shrank below the assignment, or a window of the table
+        // is shown: its hottest pages (the window's share of them).
+        want = std::min(en.whole ? left : want, left);
+        if (window)
+          want = fraction_of(want, static_cast<double>(tv.pages) / static_cast<double>(whole));
+        hottest_extents(proc, it->second, want, &cut);
         extents = &cut;
-        want = left;
       }
       uint64_t n = std::min(want, left);
-      for (uint64_t e : *extents) {
+      uint64_t base = tv.first_page / tv.extent_pages;  // extents are the whole table's
+      for (uint64_t e0 : *extents) {
         if (n == 0) break;
+        if (e0 < base || e0 - base >= extent_count(tv)) continue;
+        uint64_t e = e0 - base;
         uint64_t first = extent_first(tv, e);
         uint64_t m = std::min(extent_end(tv, e) - first, n);
         memset(tv.hints + first, kHintKeep, m);

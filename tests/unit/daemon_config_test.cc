@@ -104,7 +104,7 @@ TEST(DaemonConfig, TableDefaultsMatchTheStruct) {
     EXPECT_EQ(set_option(info.name, text, &cfg, &why), 0) << info.name << ": " << why;
   }
   EXPECT_EQ(describe_config(cfg), expected);
-  EXPECT_EQ(daemon_option_table().size(), 16u);
+  EXPECT_EQ(daemon_option_table().size(), 17u);
 }
 
 TEST(DaemonConfig, Defaults) {
@@ -120,6 +120,7 @@ TEST(DaemonConfig, Defaults) {
   EXPECT_EQ(c.max_samples, 50000u);
   EXPECT_EQ(c.heat_granularity, 1u);
   EXPECT_EQ(c.tick_ms, 100u);
+  EXPECT_EQ(c.scan_pages_per_tick, 1u << 20);
   EXPECT_EQ(c.log_level, log::Level::kNotice);
   EXPECT_EQ(c.stale_ms, 5000u);
   EXPECT_EQ(c.max_connections, 1024u);
@@ -452,6 +453,7 @@ TEST(Cli, CommandLineOverridesTheFile) {
   dir.write("d.conf", "# emptied\n");
   ASSERT_EQ(load_config(r, &c, &why), 0) << why;
   EXPECT_EQ(c.tick_ms, 100u);
+  EXPECT_EQ(c.scan_pages_per_tick, 1u << 20);
   EXPECT_EQ(c.dram_bytes, 2 * kGiB);  // the command line still applies
 }
 

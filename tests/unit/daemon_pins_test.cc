@@ -1,11 +1,14 @@
-// mtierd's pins (daemon/pins.h) and page-move classification
-// (daemon/page_moves.h).
+// mtierd's pins (daemon/pins.h), page-move classification
+// (daemon/page_moves.h) and the tick's bounded scan of the page words
+// (daemon/page_scan.h).
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 
 #include <cerrno>
 
 #include "page/page_state.h"
 #include "page_moves.h"
+#include "page_scan.h"
 #include "pins.h"
 
 namespace mtier::daemon {
@@ -82,6 +85,155 @@ TEST(PageMoves, EveryPairOfPlaces) {
   EXPECT_STREQ(page_move_name(kNewToDram), "new>dram");
   EXPECT_STREQ(page_move_name(kSlowToStore), "slow>store");
   EXPECT_EQ(page_move_name(kPageMoveKinds), nullptr);
+}
+
+// Page words of `pages` pages, all 0 (untouched), in a private anonymous
+// mapping: reading them maps the zero page, so a 2^26-page table costs no
+// memory until a word is written.
+class Words {
+ public:
+  explicit Words(uint64_t pages) : bytes_(pages * 8) {
+    void* p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    words_ = p == MAP_FAILED ? nullptr : static_cast<std::atomic<uint64_t>*>(p);
+  }
+  ~Words() {
+    if (words_) munmap(words_, bytes_);
+  }
+  std::atomic<uint64_t>* get() const { return words_; }
+
+ private:
+  size_t bytes_;
+  std::atomic<uint64_t>* words_ = nullptr;
+};
+
+constexpr uint64_t kDramWord = static_cast<uint64_t>(PageState::kClean);
+constexpr uint64_t kSlowWord = kDramWord | PageWord::kSlowTier;
+constexpr uint64_t kStoreWord = static_cast<uint64_t>(PageState::kAbsent) | PageWord::kHasSlot;
+
+size_t at(policy::Place p) { return static_cast<size_t>(p); }
+
+// A tick over a 2^26-page table (and a small one of another process) reads
+// at most the budget of page words: the small table whole at every tick,
+// the large one a window from where the last tick stopped; one pass
+// (ceil(pages / what the small one leaves) ticks) reads every page of the
+// large one exactly once, and the tracks' places and counts are then those
+// of every word.
+TEST(PageScan, ATickReadsAtMostTheBudgetAndAPassReadsEveryPage) {
+  constexpr uint64_t kBig = uint64_t{1} << 26, kSmall = 1000, kBudget = uint64_t{1} << 20;
+  Words big(kBig), small(kSmall);
+  ASSERT_NE(big.get(), nullptr);
+  ASSERT_NE(small.get(), nullptr);
+  big.get()[0].store(kDramWord);
+  big.get()[kBig / 2].store(kStoreWord);
+  big.get()[kBig - 1].store(kSlowWord);
+  small.get()[7].store(kDramWord);
+  TableTrack tb, ts;
+  ensure_track(&tb, kBig);
+  ensure_track(&ts, kSmall);
+  // Process 1's big table, process 2's small one.
+  std::vector<ScanTable> tables = {{big.get(), kBig, &tb, 1}, {small.get(), kSmall, &ts, 2}};
+  PageScan scan(kBudget);
+  std::vector<ScanWindow> w;
+  uint64_t read = 0;  // pages of the big table read
+  const uint64_t ticks = (kBig + (kBudget - kSmall) - 1) / (kBudget - kSmall);
+  for (uint64_t tick = 0; tick < ticks; tick++) {
+    uint64_t n = scan.scan(tables, &w);
+    ASSERT_LE(n, kBudget);
+    ASSERT_EQ(n, scan.last_pages());
+    ASSERT_EQ(w[1].lo, 0u);  // the small table: whole, every tick
+    ASSERT_EQ(w[1].hi, kSmall);
+    ASSERT_EQ(w[0].lo, read) << "tick " << tick;  // contiguous
+    read = w[0].hi;
+    ASSERT_EQ(n, kSmall + (w[0].hi - w[0].lo));
+    EXPECT_EQ(tb.primed, tick + 1 == ticks) << tick;
+  }
+  EXPECT_EQ(read, kBig);
+  EXPECT_EQ(scan.cursor(), 0u);  // the next pass starts over
+  EXPECT_TRUE(tb.primed);
+  EXPECT_TRUE(ts.primed);
+  EXPECT_EQ(tb.count[at(policy::Place::kDram)], 1u);
+  EXPECT_EQ(tb.count[at(policy::Place::kSlow)], 1u);
+  EXPECT_EQ(tb.count[at(policy::Place::kStore)], 1u);
+  EXPECT_EQ(tb.count[at(policy::Place::kUntouched)], kBig - 3);
+  EXPECT_EQ(tb.place[kBig - 1], policy::Place::kSlow);
+  EXPECT_EQ(ts.count[at(policy::Place::kDram)], 1u);
+  for (uint64_t m : tb.moves) EXPECT_EQ(m, 0u);  // the first look counts no moves
+
+  // Moves are counted when the window that holds them is read: within the
+  // next pass, not necessarily the next tick.
+  big.get()[kBig - 1].store(kDramWord);
+  scan.scan(tables, &w);
+  EXPECT_EQ(w[0].lo, 0u);
+  EXPECT_EQ(w[0].hi, kBudget - kSmall);
+  EXPECT_EQ(tb.moves[kSlowToDram], 0u);
+  for (uint64_t tick = 1; tick < ticks; tick++) scan.scan(tables, &w);
+  EXPECT_EQ(tb.moves[kSlowToDram], 1u);
+  EXPECT_EQ(tb.count[at(policy::Place::kDram)], 2u);
+  EXPECT_EQ(tb.count[at(policy::Place::kSlow)], 0u);
+}
+
+// Several large processes share what the small ones leave of the budget.
+TEST(PageScan, LargeProcessesShareWhatTheSmallOnesLeave) {
+  constexpr uint64_t kBudget = 1 << 16;
+  Words a(1 << 20), b(3 << 15), c(1000), d(200);
+  TableTrack ta, tb, tc, td;
+  ensure_track(&ta, 1 << 20);
+  ensure_track(&tb, 3 << 15);
+  ensure_track(&tc, 1000);
+  ensure_track(&td, 200);
+  // Process 1: a; process 2: b; process 3: c and d (1200 pages).
+  std::vector<ScanTable> tables = {{a.get(), 1 << 20, &ta, 1},
+                                   {b.get(), 3 << 15, &tb, 2},
+                                   {c.get(), 1000, &tc, 3},
+                                   {d.get(), 200, &td, 3}};
+  PageScan scan(kBudget);
+  std::vector<ScanWindow> w;
+  uint64_t read_a = 0, read_b = 0, ticks = 0;
+  while (!(ta.primed && tb.primed)) {
+    ASSERT_LT(++ticks, 100u);
+    uint64_t n = scan.scan(tables, &w);
+    EXPECT_LE(n, kBudget);
+    if (!tb.primed) {
+      EXPECT_EQ(n, kBudget);  // all of it, but at the end of a pass
+    }
+    EXPECT_EQ(w[2].hi - w[2].lo, 1000u);
+    EXPECT_EQ(w[3].hi - w[3].lo, 200u);
+    read_a += w[0].hi - w[0].lo;
+    read_b += w[1].hi - w[1].lo;
+  }
+  EXPECT_EQ(read_a, uint64_t{1} << 20);
+  EXPECT_EQ(read_b, uint64_t{3} << 15);
+  EXPECT_EQ(ticks, ((1u << 20) + (3u << 15) + kBudget - 1200 - 1) / (kBudget - 1200));
+}
+
+// Tables that fit in the budget are read whole at every tick, as before the
+// budget existed: every move is seen at the next tick.
+TEST(PageScan, TablesThatFitAreReadWholeEveryTick) {
+  Words a(3000), b(5000);
+  ASSERT_NE(a.get(), nullptr);
+  ASSERT_NE(b.get(), nullptr);
+  TableTrack ta, tb;
+  ensure_track(&ta, 3000);
+  ensure_track(&tb, 5000);
+  std::vector<ScanTable> tables = {{a.get(), 3000, &ta}, {b.get(), 5000, &tb}};
+  PageScan scan(8000);
+  std::vector<ScanWindow> w;
+  for (int tick = 0; tick < 3; tick++) {
+    EXPECT_EQ(scan.scan(tables, &w), 8000u);
+    EXPECT_EQ(w[0].lo, 0u);
+    EXPECT_EQ(w[0].hi, 3000u);
+    EXPECT_EQ(w[1].lo, 0u);
+    EXPECT_EQ(w[1].hi, 5000u);
+    EXPECT_TRUE(ta.primed);
+    b.get()[tick].store(kDramWord);
+    scan.scan(tables, &w);
+    EXPECT_EQ(tb.moves[kNewToDram], static_cast<uint64_t>(tick + 1));
+  }
+  // A table resized is tracked afresh.
+  ensure_track(&ta, 2000);
+  EXPECT_FALSE(ta.primed);
+  EXPECT_EQ(ta.count[at(policy::Place::kUntouched)], 2000u);
 }
 
 }  // namespace

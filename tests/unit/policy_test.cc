@@ -160,6 +160,44 @@ TEST(HeatModel, CoolHalvesEveryHeat) {
   EXPECT_EQ(m.find(1)->last_seen, (std::vector<uint32_t>{1, 0, 1}));  // cooling keeps recency
 }
 
+// Cooling in bounded steps (what the daemon does for tables larger than a
+// tick's budget): each step visits at most its budget of extents, and every
+// halving asked for reaches every extent, those asked for during a pass in
+// the pass after it.
+TEST(HeatModel, CoolStepsVisitAtMostTheirBudgetAndMissNoHalving) {
+  HeatModel m(1);
+  ASSERT_EQ(m.add_table(1, 6), 0);
+  ASSERT_EQ(m.add_table(2, 4), 0);
+  for (uint64_t p = 0; p < 6; ++p) m.record(1, p, 16);
+  for (uint64_t p = 0; p < 4; ++p) m.record(2, p, 16);
+  EXPECT_FALSE(m.cooling());
+  m.request_cool();
+  EXPECT_TRUE(m.cooling());
+  EXPECT_EQ(m.cool_step(4), 4u);
+  EXPECT_EQ(m.find(1)->heat, (std::vector<float>{8, 8, 8, 8, 16, 16}));
+  m.request_cool();  // during the pass: for the next one
+  EXPECT_EQ(m.cool_step(4), 4u);
+  EXPECT_EQ(m.find(1)->heat, (std::vector<float>{8, 8, 8, 8, 8, 8}));
+  EXPECT_EQ(m.find(2)->heat, (std::vector<float>{8, 8, 16, 16}));
+  // The end of the first pass, then the second pass's first two extents.
+  EXPECT_EQ(m.cool_step(4), 4u);
+  EXPECT_EQ(m.find(1)->heat, (std::vector<float>{4, 4, 8, 8, 8, 8}));
+  EXPECT_EQ(m.find(2)->heat, (std::vector<float>{8, 8, 8, 8}));
+  EXPECT_EQ(m.cool_step(100), 8u);
+  EXPECT_FALSE(m.cooling());
+  EXPECT_EQ(m.find(1)->heat, (std::vector<float>(6, 4)));
+  EXPECT_EQ(m.find(2)->heat, (std::vector<float>(4, 4)));
+  EXPECT_DOUBLE_EQ(m.find(1)->total_heat, 24);
+  EXPECT_DOUBLE_EQ(m.find(2)->total_heat, 16);
+  EXPECT_EQ(m.cool_step(100), 0u);  // nothing asked for
+  // Two halvings asked for before a pass: one pass applies both.
+  m.request_cool();
+  m.request_cool();
+  EXPECT_EQ(m.cool_step(100), 10u);
+  EXPECT_EQ(m.find(1)->heat, (std::vector<float>(6, 1)));
+  EXPECT_FALSE(m.cooling());
+}
+
 TEST(HeatModel, IgnoresAndCountsWhatItCannotTrust) {
   HeatModel m(2);
   ASSERT_EQ(m.add_table(1, 5), 0);
@@ -607,6 +645,49 @@ TEST(HotPromote, Hysteresis) {
   EXPECT_EQ(run({5, 0, 0}), (Pages{}));
   procs[0].client = 1;  // client 1's state was dropped while it was not shown
   EXPECT_EQ(run({5, 0, 0}), (Pages{}));
+}
+
+// A window of a table (the daemon shows large tables a window per tick):
+// hints and moves stay in the window, moves name pages of the window, and
+// hot-promote's hot bits are the whole table's (a window's extent e is the
+// table's first_page + e).
+TableView window_of(FakeTable& t, uint64_t lo, uint64_t hi) {
+  TableView v = t.view();
+  v.first_page = lo;
+  v.table_pages = t.pages;
+  v.pages = hi - lo;
+  v.place += lo;
+  v.heat += lo / t.extent_pages;
+  v.last_seen += lo / t.extent_pages;
+  v.hints += lo;
+  return v;
+}
+
+TEST(HotPromote, WindowsOfATableShareItsHotBits) {
+  std::vector<FakeProc> procs{{1, 100, 100, {}}};
+  procs[0].tables.emplace_back(1, 8, 1, U);
+  FakeTable& t = procs[0].tables[0];
+  t.place = {S, U, U, U, S, U, U, U};
+  auto hot = make("hot-promote", "hot_threshold=8 cold_ratio=0.5");
+  Plan plan;
+  auto run = [&](uint64_t lo, uint64_t hi) {
+    NodeView n = node_of(procs, 1, 0, 10);  // a slow tier of 10 pages
+    n.procs[0].tables[0] = window_of(t, lo, hi);
+    n.procs[0].view_share = 0.5;
+    n.procs[0].touched_pages = 2;  // counted by the caller: the view is a window
+    hot->plan(n, &plan);
+    return text(plan.moves);
+  };
+  t.heat = {9, 0, 0, 0, 5, 0, 0, 0};
+  EXPECT_EQ(run(0, 4), "1:1 promote 0+1");  // page 0 passes 8
+  EXPECT_EQ(t.hints[0], kHintKeep);
+  EXPECT_EQ(t.hints[4], 77);  // outside the window: not written
+  EXPECT_EQ(run(4, 8), "");   // page 4 (5) was never hot
+  EXPECT_EQ(t.hints[4], kHintNone);
+  EXPECT_EQ(t.hints[0], kHintKeep);  // outside the window: stands
+  t.heat = {5, 0, 0, 0, 9, 0, 0, 0};
+  EXPECT_EQ(run(4, 8), "1:1 promote 0+1");  // page 4, the window's first
+  EXPECT_EQ(run(0, 4), "1:1 promote 0+1");  // page 0 stays hot above 4
 }
 
 TEST(Static, PrefersDenseTablesAndReevaluatesOnlyOnItsPeriod) {
