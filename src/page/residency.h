@@ -54,6 +54,19 @@ class Residency {
     claimed_.fetch_sub(1, std::memory_order_acq_rel);
   }
   void unclaimed() { claimed_.fetch_sub(1, std::memory_order_acq_rel); }
+  // Claims one page if resident and claimed pages stay within `limit`;
+  // false, nothing claimed, otherwise. Threads that claim this way never
+  // both take the last page of room (the fault handler's pages brought
+  // with a fault against the prefetcher's): the count is compared and
+  // bumped in one step. resident() only grows through placed(), which
+  // takes the page off claimed() as it adds it: never past the limit.
+  bool try_claim(uint64_t limit) {
+    int64_t c = claimed_.load(std::memory_order_acquire);
+    for (;;) {
+      if (static_cast<int64_t>(limit) - resident() - c <= 0) return false;
+      if (claimed_.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel)) return true;
+    }
+  }
   int64_t claimed() const { return claimed_.load(std::memory_order_acquire); }
   // Pages that can still be claimed below `limit` (the budget, or a
   // watermark): limit less resident and claimed pages; may be negative.

@@ -169,8 +169,7 @@ long Prefetcher::serve(const std::vector<PrefetchKey>& pages, uint64_t batch, bo
         continue;
       }
       if (!pinned && window_.ahead(batch)) continue;  // named again (or faulted) in its batch
-      if (r.room_below(r.high_pages()) <= 0) continue;  // demand-faulted
-      claim(core_, t, k.page);
+      if (!claim_within(core_, t, k.page, r.high_pages())) continue;  // demand-faulted
       claimed_.push_back({t, k.page, PageWord::has_slot(w) ? static_cast<int>(PageWord::store(w)) : -1});
     }
     if (claimed_.size() == claimed_.capacity()) flush(&read, write);

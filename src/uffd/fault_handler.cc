@@ -111,7 +111,7 @@ void FaultHandler::serve_prefetch_requests() {
   pending_.clear();
   // Claims count in Residency::claimed() at once: the room shrinks as
   // pages are claimed, and the prefetcher's claims count too.
-  auto room = [&] { return core_.residency.room_below(core_.residency.high_pages()); };
+  const uint64_t high = core_.residency.high_pages();
   auto flush = [&] {
     requested_placed_.fetch_add(pending_.size(), std::memory_order_relaxed);
     place_all();
@@ -121,12 +121,15 @@ void FaultHandler::serve_prefetch_requests() {
     Table* t = core_.tables.by_id(r.table_id);
     if (!t || r.first >= t->pages) continue;
     uint64_t end = std::min(t->pages, r.first + std::min(r.count, t->pages));
-    for (uint64_t p = r.first; p < end && room() > 0; p++) {
+    bool room = true;
+    for (uint64_t p = r.first; p < end && room; p++) {
       {
         std::lock_guard lk(core_.lock_of(t, p));
         uint64_t w = core_.word(t, p).load(std::memory_order_acquire);
-        if (PageWord::state(w) == PageState::kAbsent && PageWord::has_slot(w))
-          claim(t, p, false, true, 0);
+        if (PageWord::state(w) == PageState::kAbsent && PageWord::has_slot(w)) {
+          room = claim_within(core_, t, p, high);
+          if (room) pending_.push_back({t, p, false, true, 0, 0, kZeroPage});
+        }
       }
       if (pending_.size() == pending_.capacity()) flush();
     }
@@ -184,12 +187,6 @@ uint64_t FaultHandler::demand_pages(const struct uffd_msg* msgs, size_t n) const
     distinct += !seen;
   }
   return distinct;
-}
-
-// Pages that still fit in the DRAM budget besides those claimed (by this
-// batch and by the prefetcher) and not placed yet.
-int64_t FaultHandler::room_left() const {
-  return core_.residency.room_below(core_.residency.budget_pages());
 }
 
 void FaultHandler::handle_batch(const struct uffd_msg* msgs, size_t n) {
@@ -296,18 +293,21 @@ void FaultHandler::claim(Table* t, uint64_t page, bool write, bool prefetch, uns
 }
 
 // Claims up to `count` pages after `page` that are absent and, as
-// `from_store` says, held in a store or never written; stops at the first
-// that is not. They are placed in the same batch, mapped as `write` says,
-// with nobody waiting on them. Returns the pages claimed.
-uint64_t FaultHandler::claim_following(Table* t, uint64_t page, uint64_t count, bool from_store,
-                                       bool write) {
+// `from_store` says, held in a store or never written, each only while
+// DRAM's resident and claimed pages stay within `limit` (claim_within: the
+// prefetcher claims concurrently); stops at the first that is not. They
+// are placed in the same batch, mapped as `write` says, with nobody
+// waiting on them. Returns the pages claimed.
+uint64_t FaultHandler::claim_following(Table* t, uint64_t page, uint64_t count, uint64_t limit,
+                                       bool from_store, bool write) {
   uint64_t claimed = 0;
   for (uint64_t p = page + 1; p <= page + count && p < t->pages; p++) {
     if (pending_.size() == pending_.capacity()) break;
     std::lock_guard lk(core_.lock_of(t, p));
     uint64_t w = core_.word(t, p).load(std::memory_order_acquire);
     if (PageWord::state(w) != PageState::kAbsent || PageWord::has_slot(w) != from_store) break;
-    claim(t, p, write, true, 0);
+    if (!claim_within(core_, t, p, limit)) break;
+    pending_.push_back({t, p, write, true, 0, 0, kZeroPage});
     claimed++;
   }
   return claimed;
@@ -329,13 +329,9 @@ uint64_t FaultHandler::claim_following(Table* t, uint64_t page, uint64_t count, 
 void FaultHandler::add_followers(Table* t, uint64_t page, bool from_store, bool write) {
   uint32_t base = from_store ? core_.opts.prefetch_pages : core_.opts.zero_ahead_pages;
   uint32_t want = t->streams.on_miss(page, base, core_.opts.stream_pages);
-  int64_t room = want > base || from_store
-                     ? room_left()
-                     : core_.residency.room_below(core_.residency.low_pages());
-  uint64_t got = 0;
-  if (room > 0 && want > 0)
-    got = claim_following(t, page, std::min<uint64_t>(want, static_cast<uint64_t>(room)),
-                          from_store, write);
+  Residency& r = core_.residency;
+  uint64_t limit = want > base || from_store ? r.budget_pages() : r.low_pages();
+  uint64_t got = want ? claim_following(t, page, want, limit, from_store, write) : 0;
   t->streams.brought(page, got);
 }
 

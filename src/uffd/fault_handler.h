@@ -70,12 +70,12 @@ class FaultHandler {
 
   void run();
   uint64_t demand_pages(const struct uffd_msg* msgs, size_t n) const;
-  int64_t room_left() const;
   void serve_prefetch_requests();
   void resolve(Table* t, uint64_t page, uint64_t flags, unsigned tid);
   void resolve_present(Table* t, uint64_t page, uint64_t w, uint64_t flags, unsigned tid);
   void claim(Table* t, uint64_t page, bool write, bool prefetch, unsigned tid);
-  uint64_t claim_following(Table* t, uint64_t page, uint64_t count, bool from_store, bool write);
+  uint64_t claim_following(Table* t, uint64_t page, uint64_t count, uint64_t limit,
+                           bool from_store, bool write);
   void add_followers(Table* t, uint64_t page, bool from_store, bool write);
   void place_all();
   void fetch_from(unsigned store, std::vector<Placement*>& group);

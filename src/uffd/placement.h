@@ -15,6 +15,11 @@ namespace mtier {
 // failure that calls Residency::unclaimed itself.
 void claim(Core& core, Table* t, uint64_t page);
 void unclaim(Core& core, Table* t, uint64_t page);
+// A claim of a page nobody waits for yet (brought with a fault, prefetched):
+// only if DRAM's resident and claimed pages stay within `limit` pages
+// (Residency::try_claim: atomic against the other claiming thread). False:
+// nothing claimed, the page stays ABSENT. Caller holds its stripe lock.
+bool claim_within(Core& core, Table* t, uint64_t page, uint64_t limit);
 
 // A zero-filled page to place a never-written page from.
 extern const char kZeroPage[];

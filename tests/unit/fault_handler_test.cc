@@ -18,6 +18,7 @@
 
 #include "fake_kernel.h"
 #include "log/log.h"
+#include "page/residency.h"
 #include "uffd/loop_errors.h"
 
 namespace mtier {
@@ -362,6 +363,32 @@ TEST_F(FaultHandlerTest, ABatchWaitingForRoomHoldsNoLock) {
   ASSERT_EQ(waiting.wait_for(std::chrono::seconds(10)), std::future_status::ready);
   EXPECT_EQ(e_.state(21), PageState::kClean);
   EXPECT_EQ(e_.core->residency.resident(), 16);
+}
+
+// The fault handler's pages brought with a fault and the prefetcher's claim
+// concurrently: two threads taking room page by page never take more than
+// there is between them (a check and a claim apart could each take the last
+// page: the torture test once saw 3073 pages resident of a 3072 budget).
+TEST(ResidencyClaims, TwoThreadsNeverClaimPastTheLimit) {
+  for (int round = 0; round < 50; round++) {
+    Residency r(1024 * kPageSize, 95, 85);
+    r.add(24);
+    std::atomic<bool> go{false};
+    std::atomic<int64_t> taken{0};
+    auto claimer = [&] {
+      while (!go.load()) {
+      }
+      while (r.try_claim(1000)) taken++;
+    };
+    std::thread a(claimer), b(claimer);
+    go = true;
+    a.join();
+    b.join();
+    ASSERT_EQ(taken.load(), 976) << "round " << round;
+    ASSERT_EQ(r.resident() + r.claimed(), 1000);
+    EXPECT_FALSE(r.try_claim(1000));
+    EXPECT_TRUE(r.try_claim(1001));
+  }
 }
 
 TEST(FaultHandlerLockOrder, WaitingForRoomUnderTheRegistryIsCaughtInCheckedBuilds) {
