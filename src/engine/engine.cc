@@ -66,6 +66,13 @@ void Engine::drop_pages(Table* t, uint64_t first, uint64_t count) {
 }
 
 int Engine::free_table(int id) {
+  {
+    // An eviction pass holds the registry shared while it writes pages
+    // back: told first, it writes none of this table's from then on, so
+    // the free waits for the I/O in flight only, not for the table's.
+    std::shared_lock shared(core_->tables.mutex());
+    if (Table* t = core_->tables.by_id(id)) t->freeing.store(true, std::memory_order_release);
+  }
   std::unique_lock lk(core_->tables.mutex());
   Table* t = core_->tables.by_id(id);
   if (!t) return -ENOENT;

@@ -144,6 +144,7 @@ uint64_t Evictor::evict(const std::vector<PageRef>& victims, bool force, int* er
 // become EVICTING and are appended to *dirty for write-back. A racing write
 // fault waits for the locks, then refetches or cancels. Returns pages freed.
 uint64_t Evictor::start_run(const PageRef* run, size_t n, bool force, std::vector<PageRef>* dirty) {
+  if (run[0].table->freeing.load(std::memory_order_acquire)) return 0;  // the free drops them
   RunLock lk(core_, run[0].table, run[0].page, n);
   std::vector<bool> drop(n, false);
   for (size_t k = 0; k < n; k++) {
@@ -204,6 +205,13 @@ uint64_t Evictor::punch_and_commit(const PageRef* run, size_t n, std::vector<boo
 // trainer as DIRTY and writable; a CLEAN one simply stays. Lock held.
 void Evictor::fail_run_page(const PageRef& v, int err) {
   PageWordAtomic& w = core_.word(v.table, v.page);
+  if (err == kFreeing) {
+    // Given up for a free that drops the page (and its slot): back to
+    // DIRTY, no error, and no unprotect - the free zaps the page.
+    if (PageWord::state(w.load(std::memory_order_acquire)) == PageState::kEvicting)
+      transition(w, PageEvent::kWritebackFailed, v.table->id, v.page);
+    return;
+  }
   if (err != kNoSlot) {
     v.table->counters.errors.fetch_add(1, std::memory_order_relaxed);
     core_.counters.store_errors.fetch_add(1, std::memory_order_relaxed);
@@ -298,18 +306,25 @@ void Evictor::write_back(unsigned s, std::vector<PageRef>& group, int* err, uint
   for (size_t i = 0; i < group.size(); i += ch.depth()) {
     size_t n = std::min<size_t>(ch.depth(), group.size() - i);
     ios.clear();
+    results.assign(n, 0);
     for (size_t k = 0; k < n; k++) {
       const PageRef& v = group[i + k];
+      if (v.table->freeing.load(std::memory_order_acquire)) {
+        results[k] = kFreeing;  // its table is being freed: nothing to write
+        continue;
+      }
       uint64_t slot = PageWord::slot(core_.word(v.table, v.page).load());
-      void* buf = ch.buffer(static_cast<unsigned>(k));
+      void* buf = ch.buffer(static_cast<unsigned>(ios.size()));
       memcpy(buf, core_.alias_of(v.table, v.page), kPageSize);
       record_page_sum(v.table, v.page, buf);  // the bytes written (a write may race)
       ios.push_back({slot, buf, 0});
     }
-    int rc = ch.write_pages(ios.data(), n);
-    if (rc < 0 && !*err) *err = rc;
-    results.resize(n);
-    for (size_t k = 0; k < n; k++) results[k] = ios[k].result;
+    if (!ios.empty()) {
+      int rc = ch.write_pages(ios.data(), ios.size());
+      if (rc < 0 && !*err) *err = rc;
+    }
+    for (size_t k = 0, io = 0; k < n; k++)
+      if (results[k] != kFreeing) results[k] = ios[io++].result;
     std::vector<PageRef> chunk(group.begin() + i, group.begin() + i + n);
     for_each_run(chunk, [&](size_t a, size_t b) {
       *freed += finish_run(&chunk[a], &results[a], b - a);

@@ -85,6 +85,8 @@ class Evictor {
   bool full_logged_ = false;  // "store full" said since the last slot found
   // fail_run_page's marker for "no store had a free slot" (not an errno).
   static constexpr int kNoSlot = -(1 << 20);
+  // fail_run_page's marker for "its table is being freed" (Table::freeing).
+  static constexpr int kFreeing = -(1 << 20) - 1;
   static constexpr unsigned kLoggedErrnos = 256;
   std::bitset<kLoggedErrnos> logged_errnos_;  // errors named once (under pass_mu_)
 };

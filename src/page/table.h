@@ -57,6 +57,10 @@ struct Table {
   std::atomic<bool> named_ahead{false};
   // Whether its pages fetched for a read are mapped writable (write_intent.h).
   WriteIntent write_intent;
+  // Set by Engine::free_table before it waits for the registry: the
+  // evictor writes none of the table's pages back from then on (their
+  // eviction is given up, the free drops them).
+  std::atomic<bool> freeing{false};
   // Its front-to-back walks over missing pages: the fault handler thread's
   // alone (sequential_streams.h).
   SequentialStreams streams;

@@ -100,6 +100,42 @@ TEST_F(EvictorTest, AWriteRacingTheWriteBackIsKept) {
   EXPECT_TRUE(e_.page_is(8, 0x77));
 }
 
+// A table being freed (Engine::free_table marks it before it waits for the
+// pass) gets no more of its pages written back: the chunk in flight ends,
+// the rest go back to DIRTY without an error, and their slots stay with
+// their words for the free to release. A table already marked is not
+// evicted at all.
+TEST_F(EvictorTest, AFreeDuringWriteBackCancelsTheRestOfTheTablesWrites) {
+  for (uint64_t p = 0; p < 16; p++) e_.make_resident(p, static_cast<char>(0x10 + p), true);
+  uint64_t first_writes = 0;
+  e_.store->before_write = [&] {
+    if (!e_.table->freeing.load()) {
+      e_.table->freeing = true;  // as free_table does, while the first chunk is written
+      first_writes = e_.core->opts.queue_depth;
+    }
+  };
+  ASSERT_EQ(evict_all(), 0);
+  EXPECT_EQ(e_.store->writes, first_writes) << "pages of a table being freed were written";
+  EXPECT_EQ(e_.table->counters.errors.load(), 0u);
+  EXPECT_EQ(e_.core->counters.store_errors.load(), 0u);
+  uint64_t written = 0, dirty = 0;
+  for (uint64_t p = 0; p < 16; p++) {
+    PageState st = e_.state(p);
+    written += st == PageState::kAbsent;
+    dirty += st == PageState::kDirty;
+    EXPECT_TRUE(PageWord::has_slot(e_.word(p))) << p << ": its slot is for the free to release";
+  }
+  EXPECT_EQ(written, first_writes);
+  EXPECT_EQ(dirty, 16 - first_writes);
+  EXPECT_EQ(e_.core->residency.resident(), static_cast<int64_t>(16 - first_writes));
+  // Marked already: nothing is evicted, nothing written.
+  e_.store->before_write = nullptr;
+  uint64_t writes = e_.store->writes;
+  ASSERT_EQ(evict_all(), 0);
+  EXPECT_EQ(e_.store->writes, writes);
+  EXPECT_EQ(e_.core->residency.resident(), static_cast<int64_t>(16 - first_writes));
+}
+
 TEST_F(EvictorTest, ARefusedWriteProtectLeavesThePageDirtyInDram) {
   e_.make_resident(9, 0x09, true);
   e_.uffd->writeprotect_results = {-EIO};
