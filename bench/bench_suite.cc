@@ -21,7 +21,9 @@
 
 #include "cgroup.h"
 #include "locality.h"
+#include "quantile.h"
 #include "swap_file.h"
+#include "units.h"
 
 namespace mtier::tools::suite {
 namespace {
@@ -33,18 +35,8 @@ constexpr uint64_t kPage = 4096;
 volatile sig_atomic_t g_interrupted = 0;
 void on_interrupt(int) { g_interrupted = 1; }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-std::string mib(uint64_t b) {
-  char buf[32];
-  snprintf(buf, sizeof buf, "%.1f MiB", b / 1048576.0);
-  return buf;
-}
+using bench::median;
+using bench::mib;
 
 std::string machine_line(const std::string& dir) {
   std::string cpu = "unknown CPU";

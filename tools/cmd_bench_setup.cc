@@ -30,6 +30,8 @@
 #include "demo_child.h"
 #include "demo_swap.h"
 #include "mtier.h"
+#include "quantile.h"
+#include "units.h"
 
 namespace mtier::tools {
 namespace {
@@ -76,11 +78,7 @@ double now_s() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
 }
 
-std::string mib(uint64_t b) {
-  char buf[32];
-  snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(b) / (1 << 20));
-  return buf;
-}
+using bench::mib;
 
 // ---- The set-up, in the child --------------------------------------------
 
@@ -217,11 +215,8 @@ int plain_child(int fd, const Args& a) {
   return set_up_and_send(fd, a, alloc, release);
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return -1;
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
+// The median of v, or -1 (not measured) when v is empty.
+double median_or_none(const std::vector<double>& v) { return v.empty() ? -1 : bench::median(v); }
 
 int parse_args(int argc, char** argv, Args* a) {
   static const option longopts[] = {{"tables", required_argument, nullptr, 't'},
@@ -323,20 +318,20 @@ int bench_setup(int argc, char** argv) {
   std::string why;
   (void)sb.teardown(&why);
 
-  double bw = median(bandwidth);
+  double bw = median_or_none(bandwidth);
   if (bw > 0) printf("device: sequential write %.0f MB/s (4 MiB O_DIRECT writes, fdatasync; median)\n", bw);
   else printf("device: sequential write bandwidth unknown: %s\n", bw_why.c_str());
   auto med = [&](const std::string& n, double Sample::*f) {
     std::vector<double> v;
     for (const Sample& s : samples[n])
       if (s.setup_s >= 0) v.push_back(s.*f);
-    return median(v);
+    return median_or_none(v);
   };
   auto written = [&](const std::string& n) {
     std::vector<double> v;
     for (const Sample& s : samples[n])
       if (s.setup_s >= 0 && s.written >= 0) v.push_back(static_cast<double>(s.written));
-    return median(v);
+    return median_or_none(v);
   };
   const std::string want = samples["dram"].empty() ? "" : samples["dram"][0].sum;
   double swap_setup = med("swap", &Sample::setup_s);

@@ -20,6 +20,7 @@
 #include "cgroup.h"
 #include "config/options.h"
 #include "demo_swap.h"
+#include "units.h"
 
 namespace mtier::tools {
 namespace {
@@ -56,11 +57,7 @@ void usage(FILE* out) {
           demo::SwapBaseline::kSwappiness, kKillAfterS);
 }
 
-std::string mib(uint64_t b) {
-  char buf[32];
-  snprintf(buf, sizeof buf, "%.1f MiB", b / 1048576.0);
-  return buf;
-}
+using bench::mib;
 
 volatile sig_atomic_t g_child = 0;   // the command's pid once forked
 volatile sig_atomic_t g_signal = 0;  // the last signal received

@@ -24,6 +24,7 @@
 #include "demo_runs.h"
 #include "demo_swap.h"
 #include "sample_trainer.h"
+#include "units.h"
 
 namespace mtier::tools {
 namespace {
@@ -132,11 +133,7 @@ int budget_bytes(const std::string& text, uint64_t table_bytes, uint64_t* out) {
   return parse_size(text, out);
 }
 
-std::string mib(uint64_t b) {
-  char buf[32];
-  snprintf(buf, sizeof buf, "%.1f MiB", b / 1048576.0);
-  return buf;
-}
+using bench::mib;
 
 // The scratch directory (the mtier store's file, unlinked at once, and the
 // swap file) and everything in it, removed when the demo ends.

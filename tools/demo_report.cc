@@ -5,6 +5,7 @@
 
 #include "demo_heat.h"
 #include "util/json.h"
+#include "units.h"
 
 namespace mtier::tools::demo {
 namespace {
@@ -17,7 +18,7 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
-std::string mib(uint64_t b) { return fmt("%.1f MiB", b / 1048576.0); }
+using bench::mib;
 
 const ConfigResult* find(const Report& r, const std::string& name) {
   for (auto& c : r.configs)

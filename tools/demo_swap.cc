@@ -4,14 +4,12 @@
 
 #include <cstdio>
 
+#include "units.h"
+
 namespace mtier::tools::demo {
 namespace {
 
-std::string mib(uint64_t b) {
-  char buf[32];
-  snprintf(buf, sizeof buf, "%.1f MiB", b / 1048576.0);
-  return buf;
-}
+using bench::mib;
 
 }  // namespace
 

@@ -54,6 +54,12 @@ class Residency {
     claimed_.fetch_sub(1, std::memory_order_acq_rel);
   }
   void unclaimed() { claimed_.fetch_sub(1, std::memory_order_acq_rel); }
+  // placed() undone (the page did not land after all): claimed again first,
+  // so that resident and claimed pages together never read low.
+  void unplaced() {
+    claimed_.fetch_add(1, std::memory_order_acq_rel);
+    sub(1);
+  }
   // Claims one page if resident and claimed pages stay within `limit`;
   // false, nothing claimed, otherwise. Threads that claim this way never
   // both take the last page of room (the fault handler's pages brought

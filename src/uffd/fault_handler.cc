@@ -127,8 +127,7 @@ void FaultHandler::serve_prefetch_requests() {
         std::lock_guard lk(core_.lock_of(t, p));
         uint64_t w = core_.word(t, p).load(std::memory_order_acquire);
         if (PageWord::state(w) == PageState::kAbsent && PageWord::has_slot(w)) {
-          room = claim_within(core_, t, p, high);
-          if (room) pending_.push_back({t, p, false, true, 0, 0, kZeroPage});
+          room = claim_ahead(t, p, false, high);
         }
       }
       if (pending_.size() == pending_.capacity()) flush();
@@ -222,7 +221,7 @@ void FaultHandler::resolve(Table* t, uint64_t page, uint64_t flags, unsigned tid
   switch (PageWord::state(w)) {
     case PageState::kAbsent:
       t->counters.missing_faults.fetch_add(1, std::memory_order_relaxed);
-      claim(t, page, is_write(flags), false, tid);
+      claim(t, page, is_write(flags), tid);
       lk.unlock();
       add_followers(t, page, PageWord::has_slot(w), is_write(flags));
       return;
@@ -285,11 +284,22 @@ int FaultHandler::resolve_ioctl(int rc, Table* t, uint64_t page, unsigned tid, c
   return rc;
 }
 
-// Caller holds the page's stripe lock; pending_ has room (its capacity
-// covers a batch's claims: a follower is claimed only below it).
-void FaultHandler::claim(Table* t, uint64_t page, bool write, bool prefetch, unsigned tid) {
+// A demand page (thread `tid` faults on it): claimed whatever the room, the
+// batch waited for it. Caller holds the page's stripe lock; pending_ has
+// room (its capacity covers a batch's claims: a follower is claimed only
+// below it).
+void FaultHandler::claim(Table* t, uint64_t page, bool write, unsigned tid) {
   mtier::claim(core_, t, page);
-  pending_.push_back({t, page, write, prefetch, tid, 0, kZeroPage});
+  pending_.push_back({t, page, write, false, tid, 0, kZeroPage});
+}
+
+// A page nobody waits on yet (brought with a fault, a requested prefetch):
+// claimed only while DRAM's resident and claimed pages stay within `limit`
+// (claim_within). Same contract as claim(); returns whether it was claimed.
+bool FaultHandler::claim_ahead(Table* t, uint64_t page, bool write, uint64_t limit) {
+  if (!claim_within(core_, t, page, limit)) return false;
+  pending_.push_back({t, page, write, true, 0, 0, kZeroPage});
+  return true;
 }
 
 // Claims up to `count` pages after `page` that are absent and, as
@@ -306,8 +316,7 @@ uint64_t FaultHandler::claim_following(Table* t, uint64_t page, uint64_t count, 
     std::lock_guard lk(core_.lock_of(t, p));
     uint64_t w = core_.word(t, p).load(std::memory_order_acquire);
     if (PageWord::state(w) != PageState::kAbsent || PageWord::has_slot(w) != from_store) break;
-    if (!claim_within(core_, t, p, limit)) break;
-    pending_.push_back({t, p, write, true, 0, 0, kZeroPage});
+    if (!claim_ahead(t, p, write, limit)) break;
     claimed++;
   }
   return claimed;

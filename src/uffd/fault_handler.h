@@ -73,7 +73,8 @@ class FaultHandler {
   void serve_prefetch_requests();
   void resolve(Table* t, uint64_t page, uint64_t flags, unsigned tid);
   void resolve_present(Table* t, uint64_t page, uint64_t w, uint64_t flags, unsigned tid);
-  void claim(Table* t, uint64_t page, bool write, bool prefetch, unsigned tid);
+  void claim(Table* t, uint64_t page, bool write, unsigned tid);
+  bool claim_ahead(Table* t, uint64_t page, bool write, uint64_t limit);
   uint64_t claim_following(Table* t, uint64_t page, uint64_t count, uint64_t limit,
                            bool from_store, bool write);
   void add_followers(Table* t, uint64_t page, bool from_store, bool write);

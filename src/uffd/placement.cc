@@ -45,8 +45,7 @@ int place_claimed(Core& core, Table* t, uint64_t page, const void* source, bool 
   for (int i = 0; rc == -EAGAIN && i < kCopyRetries; i++)
     rc = core.uffd->copy(addr, source, kPageSize, !write, false);
   if (rc < 0) {  // not placed: the counts go back, the claim stands
-    core.residency.sub(1);
-    core.residency.claim();
+    core.residency.unplaced();
     t->counters.resident_pages.fetch_sub(1, std::memory_order_relaxed);
     placed.fetch_sub(1, std::memory_order_relaxed);
     if (waited) word.fetch_or(PageWord::kWaiter, std::memory_order_acq_rel);
