@@ -95,8 +95,12 @@ uint64_t Evictor::evict_pass(bool slow_tier) {
   uint64_t freed = 0, visited = 0;
   std::vector<PageRef> victims;
   int err = 0;
-  // Two rotations at most: the first may only clear referenced bits.
-  while (freed < target && visited <= 2 * total + 1 && !stopping_.load()) {
+  freeing_seen_ = false;
+  // Two rotations at most: the first may only clear referenced bits. A
+  // table being freed ends the pass: its free, waiting for the registry,
+  // gives its memory back, and a pass that freed nothing for that reason
+  // is not stuck.
+  while (freed < target && visited <= 2 * total + 1 && !stopping_.load() && !freeing_seen_) {
     victims.clear();
     // The daemon's hints steer the first rotation only: stale or greedy
     // hints never stop eviction.
@@ -109,7 +113,7 @@ uint64_t Evictor::evict_pass(bool slow_tier) {
     core_.residency.notify_progress();
   }
   if (!slow_tier)
-    core_.residency.set_stuck(freed == 0 &&
+    core_.residency.set_stuck(freed == 0 && !freeing_seen_ &&
                               core_.residency.resident() >= (int64_t)core_.residency.budget_pages());
   return freed;
 }
@@ -144,7 +148,10 @@ uint64_t Evictor::evict(const std::vector<PageRef>& victims, bool force, int* er
 // become EVICTING and are appended to *dirty for write-back. A racing write
 // fault waits for the locks, then refetches or cancels. Returns pages freed.
 uint64_t Evictor::start_run(const PageRef* run, size_t n, bool force, std::vector<PageRef>* dirty) {
-  if (run[0].table->freeing.load(std::memory_order_acquire)) return 0;  // the free drops them
+  if (run[0].table->freeing.load(std::memory_order_acquire)) {
+    freeing_seen_ = true;  // the free drops them, and ends this pass
+    return 0;
+  }
   RunLock lk(core_, run[0].table, run[0].page, n);
   std::vector<bool> drop(n, false);
   for (size_t k = 0; k < n; k++) {

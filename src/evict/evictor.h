@@ -83,6 +83,7 @@ class Evictor {
   std::atomic<bool> stopping_{false};  // stop() cuts a pass short (a pass runs without the thread in tests)
   RankedMutex<LockRank::kEvictPass> pass_mu_;  // one pass at a time (thread vs orders)
   bool full_logged_ = false;  // "store full" said since the last slot found
+  bool freeing_seen_ = false;  // this pass met a table being freed (under pass_mu_)
   // fail_run_page's marker for "no store had a free slot" (not an errno).
   static constexpr int kNoSlot = -(1 << 20);
   // fail_run_page's marker for "its table is being freed" (Table::freeing).
