@@ -416,6 +416,8 @@ void Server::on_register(Client& c, const ipc::Register& m, std::vector<int>& fd
   c.ring = std::make_unique<ipc::OrderRing>(*c.segment);
   c.heat = std::make_unique<policy::HeatModel>(cfg_.heat_granularity);
   c.weight = m.weight;
+  c.job = m.job;
+  c.rank = m.rank;
   c.phase = Client::Phase::kRegistered;
   c.segment->stamp_daemon_heartbeat();
   sync_directory(c);
@@ -423,8 +425,9 @@ void Server::on_register(Client& c, const ipc::Register& m, std::vector<int>& fd
   ipc::Welcome w{c.id, static_cast<uint32_t>(getpid()), policy_->name(),
                  c.source ? sources_in_use() : "none"};
   (void)ipc::send_message(c.fd, ipc::Message{w}, nullptr, 0);
-  MTIER_LOG_NOTICE("%s registered: %zu table(s), weight %u, heat source %s", c.label().c_str(),
-                   c.tables.size(), c.weight, c.source ? sources_in_use().c_str() : "none");
+  std::string job = c.job.empty() ? "" : ", job " + c.job + (c.rank >= 0 ? " rank " + std::to_string(c.rank) : "");
+  MTIER_LOG_NOTICE("%s registered: %zu table(s), weight %u%s, heat source %s", c.label().c_str(),
+                   c.tables.size(), c.weight, job.c_str(), c.source ? sources_in_use().c_str() : "none");
 }
 
 // Node-wide: root or the daemon's own user only.
@@ -451,20 +454,21 @@ void Server::on_policy_set(Client& c, const ipc::PolicySet& m) {
 }
 
 void Server::on_status(Client& c, const ipc::StatusRequest& m) {
-  reply_status(c, static_cast<pid_t>(m.pid), kStatusHeatBuckets, kStatusWindowMs);
+  reply_status(c, static_cast<pid_t>(m.pid), m.job, kStatusHeatBuckets, kStatusWindowMs);
 }
 
 void Server::on_heat(Client& c, const ipc::HeatRequest& m) {
-  reply_status(c, static_cast<pid_t>(m.pid), m.buckets, m.window_ms);
+  reply_status(c, static_cast<pid_t>(m.pid), m.job, m.buckets, m.window_ms);
 }
 
-void Server::reply_status(Client& c, pid_t pid, unsigned buckets, unsigned window_ms) {
+void Server::reply_status(Client& c, pid_t pid, const std::string& job, unsigned buckets,
+                          unsigned window_ms) {
   int status = 0;
-  std::string json = status_json(c, pid, buckets, window_ms, &status);
+  std::string json = status_json(c, pid, job, buckets, window_ms, &status);
   // Many tables at many slices do not fit one message: fewer slices do.
   while (status == 0 && json.size() > ipc::kMaxReplyBytes && buckets > 1) {
     buckets /= 2;
-    json = status_json(c, pid, buckets, window_ms, &status);
+    json = status_json(c, pid, job, buckets, window_ms, &status);
   }
   ipc::Reply r{status, json};
   if (json.size() > ipc::kMaxReplyBytes) {

@@ -104,6 +104,7 @@ class Server {
   // read, widened to whole heat extents (policy.h). May throw (guarded by
   // plan_and_order).
   void fill_view(Client& c, const ScanWindow* windows, policy::ProcessView* pv);
+  void number_jobs(const std::vector<Client*>& order, policy::NodeView* node);
   void close_all();
   void open_heat_source(Client& c);
   // Which heat source kind to use, or nullptr: the config's choice among
@@ -117,11 +118,13 @@ class Server {
   // Per-second rates of page moves and faults over the last `elapsed_s`.
   void update_rates(double elapsed_s);
   // The status document (docs/protocol.md): heat maps of `buckets` slices
-  // per table, an extent sampled within `window_ms` counted as active.
-  std::string status_json(const Client& asker, pid_t pid, unsigned buckets, unsigned window_ms,
-                          int* status);
+  // per table, an extent sampled within `window_ms` counted as active; of
+  // one pid (0: all) and of one job's ranks (empty: any).
+  std::string status_json(const Client& asker, pid_t pid, const std::string& job, unsigned buckets,
+                          unsigned window_ms, int* status);
   // Answers with status_json, halving the slices until the reply fits.
-  void reply_status(Client& c, pid_t pid, unsigned buckets, unsigned window_ms);
+  void reply_status(Client& c, pid_t pid, const std::string& job, unsigned buckets,
+                    unsigned window_ms);
   void on_heat(Client& c, const ipc::HeatRequest& m);
   void on_budget_set(Client& c, const ipc::BudgetSet& m);
   void on_pin_set(Client& c, const ipc::PinSet& m);
@@ -134,6 +137,7 @@ class Server {
   // The status document's "tiers": DRAM, the slow memory tier and the
   // stores, node-wide.
   void write_tiers(json::Writer& j) const;
+  void write_jobs(json::Writer& j, uid_t asker, const std::string& only) const;
 
   DaemonConfig cfg_;
   CliResult cli_;

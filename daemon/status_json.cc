@@ -8,6 +8,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "server.h"
 #include "util/json.h"
@@ -139,6 +142,8 @@ void write_process(json::Writer& j, const Client& c, bool stale, const HeatShape
       .uint("uid", c.uid)
       .str("name", c.name)
       .uint("weight", c.weight)
+      .str("job", c.job)
+      .integer("rank", c.rank)
       .boolean("stale", stale)
       .uint("dram_budget_bytes", h->dram_budget_pages.load() * kPage)
       .uint("dram_assigned_bytes", c.budget_sent * kPage)
@@ -181,6 +186,41 @@ std::string node_list(const std::vector<int>& nodes) {
 }
 
 }  // namespace
+
+// Every job with a rank registered (the asker's own unless it is root):
+// its ranks, and their budgets and residency summed.
+void Server::write_jobs(json::Writer& j, uid_t asker, const std::string& only) const {
+  struct Job {
+    std::vector<const Client*> ranks;
+    uint64_t own = 0, assigned = 0, resident = 0;
+  };
+  std::map<std::pair<uid_t, std::string>, Job> jobs;
+  for (const auto& [fd, cp] : clients_) {
+    const Client& c = *cp;
+    if (!c.is_runtime() || c.job.empty() || (asker != 0 && c.uid != asker)) continue;
+    if (!only.empty() && c.job != only) continue;
+    const ipc::SegmentHeader* h = c.segment->header();
+    Job& job = jobs[{c.uid, c.job}];
+    job.ranks.push_back(&c);
+    job.own += h->dram_budget_pages.load() * kPage;
+    job.assigned += c.budget_sent * kPage;
+    job.resident += h->dram_resident_pages.load() * kPage;
+  }
+  j.begin_array("jobs");
+  for (const auto& [key, job] : jobs) {
+    j.begin_object()
+        .str("name", key.second)
+        .uint("uid", key.first)
+        .uint("dram_budget_bytes", job.own)
+        .uint("dram_assigned_bytes", job.assigned)
+        .uint("dram_resident_bytes", job.resident)
+        .begin_array("ranks");
+    for (const Client* c : job.ranks)
+      j.begin_object().integer("pid", c->pid).integer("rank", c->rank).end_object();
+    j.end_array().end_object();
+  }
+  j.end_array();
+}
 
 void Server::write_tiers(json::Writer& j) const {
   // DRAM, slow memory, store: pages in, pages out, by move kind.
@@ -234,8 +274,8 @@ void Server::write_tiers(json::Writer& j) const {
   j.end_array();
 }
 
-std::string Server::status_json(const Client& asker, pid_t pid, unsigned buckets,
-                                unsigned window_ms, int* status) {
+std::string Server::status_json(const Client& asker, pid_t pid, const std::string& job,
+                                unsigned buckets, unsigned window_ms, int* status) {
   *status = 0;
   HeatShape shape{std::max(buckets, 1u), tick_,
                   (window_ms + cfg_.tick_ms - 1) / std::max(cfg_.tick_ms, 1u)};
@@ -264,9 +304,9 @@ std::string Server::status_json(const Client& asker, pid_t pid, unsigned buckets
       .end_object();
   write_tiers(j);
   j.begin_array("processes");
-  bool found = pid == 0;
+  bool found = pid == 0 && job.empty();
   for (const auto& [fd, c] : clients_) {
-    if (!c->is_runtime() || (pid && c->pid != pid)) continue;
+    if (!c->is_runtime() || (pid && c->pid != pid) || (!job.empty() && c->job != job)) continue;
     if (asker.uid != 0 && c->uid != asker.uid) {
       if (pid) *status = -EPERM;  // asked by pid: say it is not the asker's
       continue;
@@ -274,11 +314,18 @@ std::string Server::status_json(const Client& asker, pid_t pid, unsigned buckets
     found = true;
     write_process(j, *c, !c->segment->runtime_alive(uint64_t{cfg_.stale_ms} * 1000000), shape);
   }
-  j.end_array().end_object();
+  j.end_array();
+  write_jobs(j, asker.uid, job);
+  j.end_object();
   if (*status < 0) return "pid " + std::to_string(pid) + " belongs to another user";
+  if (!found && !pid) {
+    *status = -ESRCH;
+    return "no process of job " + job + " is registered with mtierd";
+  }
   if (!found) {
     *status = -ESRCH;
-    return "pid " + std::to_string(pid) + " is not registered with mtierd";
+    return "pid " + std::to_string(pid) + (job.empty() ? "" : " of job " + job) +
+           " is not registered with mtierd";
   }
   return j.text();
 }

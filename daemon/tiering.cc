@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <new>
 #include <tuple>
 
@@ -369,11 +370,27 @@ void Server::update_rates(double elapsed_s) {
   }
 }
 
+// The ranks of one job are the registered processes of one user that name
+// the same job: another user's processes never share a budget with them,
+// whatever name they give. Numbers 1.. in the order met, for this tick.
+void Server::number_jobs(const std::vector<Client*>& order, policy::NodeView* node) {
+  std::map<std::pair<uid_t, std::string>, uint32_t> numbers;
+  for (size_t i = 0; i < order.size(); i++) {
+    Client& c = *order[i];
+    c.job_number = 0;
+    if (c.job.empty()) continue;
+    auto [it, added] = numbers.try_emplace({c.uid, c.job}, static_cast<uint32_t>(numbers.size() + 1));
+    c.job_number = it->second;
+    node->procs[i].job = c.job_number;
+  }
+}
+
 void Server::fill_view(Client& c, const ScanWindow* windows, policy::ProcessView* pv) {
   const ipc::SegmentHeader* h = c.segment->header();
   pv->client = c.id;
   pv->pid = c.pid;
   pv->weight = c.weight;
+  pv->misses_per_s = c.faults_per_s;
   pv->dram_resident_pages = h->dram_resident_pages.load(std::memory_order_relaxed);
   pv->slow_resident_pages = h->slow_resident_pages.load(std::memory_order_relaxed);
   pv->own_budget_pages = h->dram_budget_pages.load(std::memory_order_relaxed);
@@ -465,6 +482,7 @@ void Server::plan_and_order(double tick_s) {
     order.push_back(&c);
   }
   if (node.procs.empty()) return;
+  number_jobs(order, &node);
   policy::Plan plan;
   policy_->plan(node, &plan);
   std::vector<bool> woken(order.size(), false);
@@ -482,7 +500,9 @@ void Server::plan_and_order(double tick_s) {
     Client& c = *order[i];
     // A node budget is carried out by the process's own evictor (tier 0
     // DRAM, tier 1 the slow memory tier).
-    uint64_t b = node.dram_pages ? plan.dram_budget_pages[i] : 0;
+    // So is a job's (its ranks' own budgets, shared by need).
+    bool assigned = node.dram_pages || node.procs[i].job;
+    uint64_t b = assigned ? plan.dram_budget_pages[i] : 0;
     uint64_t sb = node.slow_pages ? plan.slow_budget_pages[i] : 0;
     for (auto [tier, pages, sent] :
          {std::tuple{0, b, &c.budget_sent}, {1, sb, &c.slow_budget_sent}}) {
@@ -512,7 +532,8 @@ void Server::plan_and_order(double tick_s) {
   for (size_t i = 0; i < order.size(); i++) {
     const policy::ProcessView& pv = node.procs[i];
     const ipc::SegmentHeader* h = order[i]->segment->header();
-    uint64_t budget = node.dram_pages ? plan.dram_budget_pages[i] : pv.own_budget_pages;
+    uint64_t budget =
+        node.dram_pages || pv.job ? plan.dram_budget_pages[i] : pv.own_budget_pages;
     uint64_t own = std::max<uint64_t>(pv.own_budget_pages, 1);
     uint64_t low = budget * h->dram_low_pages.load(std::memory_order_relaxed) / own;
     uint64_t high_own = h->dram_high_pages.load(std::memory_order_relaxed);

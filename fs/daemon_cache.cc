@@ -75,7 +75,7 @@ int DaemonCache::fetch_locked(const ipc::Message& m, Entry* e, std::string* why)
 
 int DaemonCache::status(std::shared_ptr<const Snapshot>* out, std::string* why) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (!fresh(status_)) (void)fetch_locked(ipc::Message{ipc::StatusRequest{0}}, &status_, why);
+  if (!fresh(status_)) (void)fetch_locked(ipc::Message{ipc::StatusRequest{0, ""}}, &status_, why);
   *why = status_.why;
   *out = status_.snap;
   return status_.rc;
@@ -89,7 +89,7 @@ int DaemonCache::heat(uint32_t pid, std::shared_ptr<const Snapshot>* out, std::s
     it = now_() - it->second.fetched > 10 * max_age_ ? heat_.erase(it) : std::next(it);
   Entry& e = heat_[pid];
   if (!fresh(e)) {
-    ipc::HeatRequest req{pid, kHeatmapBuckets, kHeatmapWindowMs};
+    ipc::HeatRequest req{pid, kHeatmapBuckets, kHeatmapWindowMs, ""};
     if (int rc = fetch_locked(ipc::Message{req}, &e, why); rc < 0) {
       heat_.erase(pid);  // only documents are kept per pid
       return rc;

@@ -26,11 +26,11 @@ namespace mtier::tools {
 namespace {
 
 const char kUsage[] =
-    "usage: mtier heat [PID] [--table NAME|ID] [--interval MS] [--count N]\n"
-    "                  [--buckets N] [--socket PATH] [--no-color]\n"
+    "usage: mtier heat [PID | --job NAME] [--table NAME|ID] [--interval MS]\n"
+    "                  [--count N] [--buckets N] [--socket PATH] [--no-color]\n"
     "\n"
     "Shows the heat mtierd samples in the tables of a process (PID, else the first\n"
-    "registered process you may see) as a live heat map: per table one bar along\n"
+    "registered process you may see, or of the job's ranks) as a live heat map: per table one bar along\n"
     "its address space, cold to hot as \" .:-=+*#%@\" (and blue to red), under it\n"
     "where each part lives (D DRAM, m slow tier, s store, ~ mixed, blank untouched)\n"
     "and beside it the table's MiB in each place. Heat is sampled accesses per\n"
@@ -41,6 +41,8 @@ const char kUsage[] =
     "When stdout is not a terminal, prints one frame as plain text (80 columns,\n"
     "or $COLUMNS) and exits.\n"
     "\n"
+    "  --job NAME       the ranks of this job (as `mtier status` names it); Tab\n"
+    "                   goes from one to the next\n"
     "  --table NAME|ID  start with the address ranges of this table\n"
     "  --interval MS    between snapshots (default 1000, at least 10); an extent\n"
     "                   sampled this recently counts as active\n"
@@ -67,6 +69,7 @@ constexpr int kEscWaitMs = 30;
 
 struct Options {
   int32_t pid = 0;  // 0: every process the user may see
+  std::string job;  // "": any; else only this job's ranks
   const char* table = nullptr;
   unsigned interval_ms = 1000;
   unsigned long count = 0;  // 0: until quit (terminal), 1 (not a terminal)
@@ -101,7 +104,7 @@ uint64_t now_ms() {
 // One snapshot: 0, or 1 with *msg the line to print ("mtier heat: ...").
 int fetch(const std::string& path, const Options& o, record::Snapshot* snap, std::string* msg) {
   std::string why;
-  int rc = record::fetch_snapshot(path, o.pid, o.buckets, o.interval_ms, snap, &why);
+  int rc = record::fetch_snapshot(path, o.pid, o.buckets, o.interval_ms, snap, &why, o.job);
   if (rc == 0) return 0;
   // Nothing listens at the path: say so plainly; anything else (the pid is
   // not registered, belongs to another user, a protocol error) in the
@@ -309,7 +312,8 @@ int cmd_heat(int argc, char** argv) {
       {"table", required_argument, nullptr, 't'},  {"interval", required_argument, nullptr, 'i'},
       {"count", required_argument, nullptr, 'c'},  {"buckets", required_argument, nullptr, 'b'},
       {"socket", required_argument, nullptr, 's'}, {"no-color", no_argument, nullptr, 'n'},
-      {"help", no_argument, nullptr, 'h'},         {nullptr, 0, nullptr, 0}};
+      {"job", required_argument, nullptr, 'j'},    {"help", no_argument, nullptr, 'h'},
+      {nullptr, 0, nullptr, 0}};
   Options o;
   unsigned long v;
   optind = 1;
@@ -337,6 +341,12 @@ int cmd_heat(int argc, char** argv) {
       o.socket = optarg;
     } else if (c == 'n') {
       o.color = false;
+    } else if (c == 'j') {
+      if (!*optarg || strlen(optarg) > ipc::kMaxNameBytes)
+        return fprintf(stderr, "mtier heat: --job wants a name of 1 to %zu bytes\n%s",
+                       ipc::kMaxNameBytes, kTry),
+               2;
+      o.job = optarg;
     } else if (c == 'h') {
       return fputs(kUsage, stdout), 0;
     } else {
@@ -352,6 +362,8 @@ int cmd_heat(int argc, char** argv) {
       fprintf(stderr, "mtier heat: '%s' is not a process id\n%s", argv[optind], kTry);
       return 2;
     }
+    if (!o.job.empty())
+      return fprintf(stderr, "mtier heat: give a PID or --job, not both\n%s", kTry), 2;
     o.pid = static_cast<int32_t>(v);
   }
   if (o.table && !*o.table) return fprintf(stderr, "mtier heat: --table wants a name\n%s", kTry), 2;

@@ -49,7 +49,7 @@ int list() {
 int get(const std::string& path) {
   ipc::Reply reply;
   std::string why;
-  if (daemon_request(path, ipc::Message{ipc::StatusRequest{0}}, &reply, &why) < 0 ||
+  if (daemon_request(path, ipc::Message{ipc::StatusRequest{0, ""}}, &reply, &why) < 0 ||
       (reply.status < 0 && reply.status != -ESRCH)) {
     fprintf(stderr, "mtier policy: %s\n", why.empty() ? reply.message.c_str() : why.c_str());
     return 1;

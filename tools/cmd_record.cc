@@ -20,6 +20,7 @@
 #include "client/daemon_client.h"
 #include "commands.h"
 #include "record/daemon_snapshot.h"
+#include "record/follow.h"
 #include "record/recording.h"
 #include "util/json_value.h"
 
@@ -29,15 +30,17 @@ namespace {
 const char kUsage[] =
     "usage: mtier record [-o FILE] [--duration S] [--interval MS] [--buckets N]\n"
     "                    [--append] [--socket PATH] -- COMMAND [ARGS...]\n"
-    "       mtier record [OPTIONS] --pid PID\n"
+    "       mtier record [OPTIONS] --pid PID | --job NAME\n"
     "\n"
-    "Records what mtierd sees of one process every interval: each table's heat\n"
+    "Records what mtierd sees of processes every interval: each table's heat\n"
     "in slices, where each slice lives (DRAM, slow tier, store), residency per\n"
     "tier, the sampled working set and the page moves. With COMMAND, runs it\n"
-    "under mtier (like `mtier run -- COMMAND`) and records it until it exits;\n"
-    "with --pid, records a process already registered with mtierd until it\n"
-    "goes away. --duration or Ctrl-C stops earlier. Read the file with\n"
-    "`mtier report`. The format: docs/recording.md.\n"
+    "under mtier (like `mtier run -- COMMAND`) and records it and every process\n"
+    "it starts (the ranks a launcher spawns) until it exits; with --pid, records\n"
+    "a process already registered with mtierd until it goes away; with --job,\n"
+    "the ranks of a job (as `mtier status` names it) until the last one goes.\n"
+    "--duration or Ctrl-C stops earlier. Read the file with `mtier report`.\n"
+    "The format: docs/recording.md.\n"
     "\n"
     "  -o, --output FILE  the recording (default mtier.rec; an existing file is\n"
     "                     refused unless --append)\n"
@@ -47,12 +50,14 @@ const char kUsage[] =
     "  --buckets N        heat-map slices per table, 1..4096 (default 64; mtierd\n"
     "                     gives fewer when a snapshot would not fit one reply)\n"
     "  --pid PID          record this running process\n"
+    "  --job NAME         record the ranks of this job\n"
     "  --socket PATH      mtierd's socket (default $MTIER_DAEMON_SOCKET, else\n"
     "                     /run/mtier/mtierd.sock); also given to COMMAND\n"
     "  -h, --help         this text\n"
     "\n"
     "Exit status: with COMMAND, its exit status (128 + N if killed by signal N),\n"
-    "or 1 if the recording failed; with --pid, 0, or 1 on failure. 2: usage.\n";
+    "or 1 if the recording failed; with --pid or --job, 0, or 1 on failure.\n"
+    "2: usage.\n";
 
 // How long a COMMAND may take to register with mtierd before recording
 // gives up on it (Python imports and torch's start are slow).
@@ -68,6 +73,7 @@ struct Args {
   unsigned interval_ms = 1000;
   unsigned buckets = 64;
   long pid = 0;
+  std::string job;
   const char* socket = nullptr;
   char** command = nullptr;  // nullptr-terminated, or nullptr
 };
@@ -93,6 +99,7 @@ int parse_args(int argc, char** argv, Args* a) {
                                         {"interval", required_argument, nullptr, 'i'},
                                         {"buckets", required_argument, nullptr, 'b'},
                                         {"pid", required_argument, nullptr, 'p'},
+                                        {"job", required_argument, nullptr, 'j'},
                                         {"socket", required_argument, nullptr, 's'},
                                         {"help", no_argument, nullptr, 'h'},
                                         {nullptr, 0, nullptr, 0}};
@@ -128,6 +135,11 @@ int parse_args(int argc, char** argv, Args* a) {
           return usage_error("'" + std::string(optarg) + "' is not a process id");
         a->pid = static_cast<long>(v);
         break;
+      case 'j':
+        if (!*optarg || strlen(optarg) > ipc::kMaxNameBytes)
+          return usage_error("a job name is 1 to " + std::to_string(ipc::kMaxNameBytes) + " bytes");
+        a->job = optarg;
+        break;
       case 's':
         a->socket = optarg;
         break;
@@ -138,7 +150,8 @@ int parse_args(int argc, char** argv, Args* a) {
     }
   }
   if (optind < argc) a->command = argv + optind;
-  if (!a->command == !a->pid) return usage_error("give either -- COMMAND or --pid PID");
+  if ((a->command != nullptr) + (a->pid != 0) + !a->job.empty() != 1)
+    return usage_error("give one of -- COMMAND, --pid PID and --job NAME");
   if (a->output.empty()) return usage_error("the output file name is empty");
   return -1;  // go on
 }
@@ -188,7 +201,7 @@ void daemon_facts(const std::string& socket, record::SessionInfo* info) {
   ipc::Reply reply;
   std::string why;
   json::Value v;
-  if (daemon_request(socket, ipc::Message{ipc::StatusRequest{static_cast<uint32_t>(info->pid)}},
+  if (daemon_request(socket, ipc::Message{ipc::StatusRequest{static_cast<uint32_t>(info->pid), ""}},
                      &reply, &why) < 0 ||
       reply.status < 0 || json::parse(reply.message, &v, &why) < 0)
     return;
@@ -235,17 +248,32 @@ void Recorder::progress(bool final) {
 }
 
 int Recorder::run(pid_t child) {
-  pid_t pid = child > 0 ? child : static_cast<pid_t>(a_.pid);
+  // COMMAND: it and what it starts; else the pid or the job.
+  record::Follow f;
+  if (child > 0)
+    f.tree = child;
+  else if (a_.pid)
+    f.pid = static_cast<int32_t>(a_.pid);
+  else
+    f.job = a_.job;
   std::string why;
   record::Snapshot snap;
+  auto fetch = [&] {
+    int rc = record::fetch_snapshot(socket_, f.pid, a_.buckets, a_.interval_ms, &snap, &why, f.job);
+    if (rc == 0 && record::keep_followed(f, &snap) == 0) {
+      why = record::followed_text(f) + ": nothing registered with mtierd";
+      rc = -ESRCH;
+    }
+    return rc;
+  };
   // Wait for the process to register (COMMAND), or check it is (--pid).
   start_ms_ = now_ms();
   int rc;
   for (;;) {
-    rc = record::fetch_snapshot(socket_, pid, a_.buckets, a_.interval_ms, &snap, &why);
+    rc = fetch();
     if (rc == 0 || child <= 0 || rc != -ESRCH || g_stop || !child_running(child)) break;
     if (now_ms() - start_ms_ > kRegisterWaitS * 1000) {
-      why = "pid " + std::to_string(pid) + " did not register with mtierd within " +
+      why = record::followed_text(f) + ": nothing registered with mtierd within " +
             std::to_string(static_cast<int>(kRegisterWaitS)) + " s";
       break;
     }
@@ -264,7 +292,7 @@ int Recorder::run(pid_t child) {
   info.start_unix_ms = now_ms();
   info.interval_ms = a_.interval_ms;
   info.buckets = a_.buckets;
-  info.pid = pid;
+  info.pid = child > 0 ? child : f.pid;
   info.command = joined(a_.command);
   info.host = host_name();
   daemon_facts(socket_, &info);
@@ -292,8 +320,11 @@ int Recorder::run(pid_t child) {
     while (!g_stop && !over && child_running(child) && now_ms() < next)
       poll(nullptr, 0, static_cast<int>(std::min<uint64_t>(next - now_ms(), 100)));
     if (g_stop || over || !child_running(child)) break;
-    rc = record::fetch_snapshot(socket_, pid, a_.buckets, a_.interval_ms, &snap, &why);
-    if (rc == -ESRCH) break;  // it went away (with --pid: the end of the recording)
+    rc = fetch();
+    // Gone: with --pid or --job the end of the recording; a COMMAND's
+    // processes may come and go (a launcher's ranks): until it exits.
+    if (rc == -ESRCH && child > 0) continue;
+    if (rc == -ESRCH) break;
     if (rc < 0) {
       fprintf(stderr, "\nmtier record: %s\n", why.c_str());
       status = 1;

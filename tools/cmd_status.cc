@@ -1,4 +1,4 @@
-// mtier status [PID] [--json] [--socket PATH]: what mtierd knows: its policy
+// mtier status [PID | --job NAME] [--json] [--socket PATH]: what mtierd knows: its policy
 // and heat sources, and each registered process's budget, residency per tier
 // and tables. The daemon answers with JSON (docs/protocol.md); --json prints
 // it as it came, otherwise it is laid out as text.
@@ -17,7 +17,7 @@ namespace mtier::tools {
 namespace {
 
 const char kUsage[] =
-    "usage: mtier status [PID] [--json] [--socket PATH]\n"
+    "usage: mtier status [PID | --job NAME] [--json] [--socket PATH]\n"
     "\n"
     "Asks mtierd for its state: policy and parameters, heat sources, the node\n"
     "budgets; the tiers (DRAM, slow memory, store: nodes, capacity, budget, use,\n"
@@ -28,14 +28,18 @@ const char kUsage[] =
     "MiB in DRAM, the slow tier and the store, its heat, pages faulted in per\n"
     "second (faults/s: from the store or first touch, prefetches included) and\n"
     "pages moved between tiers per second (migr/s). Without root, only your\n"
-    "processes; the tiers are node-wide.\n"
+    "processes; the tiers are node-wide. Ranks of a job (torch.distributed's\n"
+    "MASTER_ADDR:MASTER_PORT or TORCHELASTIC_RUN_ID, or MTIER_JOB) show their\n"
+    "job and rank, and each job its ranks and the DRAM budget they share.\n"
     "\n"
+    "  --job NAME     only the ranks of this job\n"
     "  --json         the daemon's JSON reply as it is (format: docs/protocol.md)\n"
     "  --socket PATH  the daemon's socket (default $MTIER_DAEMON_SOCKET, else\n"
     "                 /run/mtier/mtierd.sock)\n"
     "  -h, --help     this text\n"
     "\n"
-    "Exit status: 0; 1 when no daemon answers or PID is not registered; 2 usage.\n";
+    "Exit status: 0; 1 when no daemon answers, or PID or no rank of the job is\n"
+    "registered; 2 usage.\n";
 
 double mib(double pages_or_bytes, double unit) { return pages_or_bytes * unit / 1048576.0; }
 
@@ -81,11 +85,26 @@ void print_text(const json::Value& v) {
     printf("migration limit: none\n");
   printf("\n");
   print_tiers(v);
+  for (const auto& job : v["jobs"].items) {
+    std::string ranks;
+    for (const auto& r : job["ranks"].items)
+      ranks += (ranks.empty() ? "" : ", ") + std::to_string(static_cast<long>(r.num("pid")));
+    printf("\njob %s: %zu rank(s) (pids %s): DRAM %.1f MiB resident, budget %.1f MiB "
+           "(their own, summed), assigned %.1f MiB by need\n",
+           job.str("name").c_str(), job["ranks"].items.size(), ranks.c_str(),
+           mib(job.num("dram_resident_bytes"), 1), mib(job.num("dram_budget_bytes"), 1),
+           mib(job.num("dram_assigned_bytes"), 1));
+  }
   const auto& procs = v["processes"].items;
   if (procs.empty()) printf("\nno registered processes\n");
   for (const auto& p : procs) {
-    printf("\npid %.0f (%s) weight %.0f%s: DRAM %.1f / %.1f MiB", p.num("pid"),
-           p.str("name").c_str(), p.num("weight"), p["stale"].b ? " STALE" : "",
+    std::string job;
+    if (!p.str("job").empty()) {
+      job = " job " + p.str("job");
+      if (p.num("rank") >= 0) job += " rank " + std::to_string(static_cast<long>(p.num("rank")));
+    }
+    printf("\npid %.0f (%s)%s weight %.0f%s: DRAM %.1f / %.1f MiB", p.num("pid"),
+           p.str("name").c_str(), job.c_str(), p.num("weight"), p["stale"].b ? " STALE" : "",
            mib(p.num("dram_resident_bytes"), 1), mib(p.num("dram_budget_bytes"), 1));
     if (p.num("dram_assigned_bytes") > 0)
       printf(" (assigned %.1f MiB)", mib(p.num("dram_assigned_bytes"), 1));
@@ -118,17 +137,23 @@ void print_text(const json::Value& v) {
 
 int cmd_status(int argc, char** argv) {
   static const struct option longs[] = {{"json", no_argument, nullptr, 'j'},
+                                        {"job", required_argument, nullptr, 'J'},
                                         {"socket", required_argument, nullptr, 's'},
                                         {"help", no_argument, nullptr, 'h'},
                                         {nullptr, 0, nullptr, 0}};
   bool as_json = false;
   const char* socket = nullptr;
+  std::string job;
   optind = 1;
   for (int c; (c = getopt_long(argc, argv, "h", longs, nullptr)) != -1;) {
     if (c == 'j')
       as_json = true;
     else if (c == 's')
       socket = optarg;
+    else if (c == 'J' && *optarg)
+      job = optarg;
+    else if (c == 'J')
+      return fputs("mtier status: --job wants a name\nTry 'mtier status --help'.\n", stderr), 2;
     else if (c == 'h')
       return fputs(kUsage, stdout), 0;
     else
@@ -147,7 +172,13 @@ int cmd_status(int argc, char** argv) {
   ipc::Reply reply;
   std::string why;
   std::string path = daemon_socket_path(socket);
-  ipc::StatusRequest req{static_cast<uint32_t>(pid)};
+  if (pid && !job.empty())
+    return fputs("mtier status: give a PID or --job, not both\nTry 'mtier status --help'.\n",
+                 stderr),
+           2;
+  if (job.size() > ipc::kMaxNameBytes)
+    return fprintf(stderr, "mtier status: a job name is at most %zu bytes\n", ipc::kMaxNameBytes), 2;
+  ipc::StatusRequest req{static_cast<uint32_t>(pid), job};
   if (daemon_request(path, ipc::Message{req}, &reply, &why) < 0) {
     fprintf(stderr, "mtier status: %s\n", why.c_str());
     return 1;

@@ -28,8 +28,12 @@ constexpr uint64_t kDaemonStaleNs = 2'000'000'000;  // hints older than this are
 
 }  // namespace
 
-DaemonLink::DaemonLink(Engine& engine, Core& core, ipc::Segment& segment)
-    : engine_(engine), core_(core), segment_(segment), path_(core.opts.daemon_socket) {
+DaemonLink::DaemonLink(Engine& engine, Core& core, ipc::Segment& segment, JobIdentity job)
+    : engine_(engine),
+      core_(core),
+      segment_(segment),
+      path_(core.opts.daemon_socket),
+      job_(std::move(job)) {
   state_ = "no daemon at " + path_ + " (local policy)";
 }
 
@@ -141,7 +145,7 @@ void DaemonLink::try_register() {
 int DaemonLink::handshake(int fd, std::string* why) {
   ipc::Hello hello{ipc::Role::kRuntime, static_cast<uint32_t>(getpid()),
                    std::string(program_invocation_short_name).substr(0, ipc::kMaxNameBytes)};
-  ipc::Register reg{segment_.bytes(), core_.opts.daemon_weight};
+  ipc::Register reg{segment_.bytes(), core_.opts.daemon_weight, job_.name, job_.rank};
   int seg_fd = segment_.fd();
   int rc = ipc::send_message(fd, ipc::Message{hello}, nullptr, 0);
   if (rc == 0) rc = ipc::send_message(fd, ipc::Message{reg}, &seg_fd, 1);
@@ -175,6 +179,10 @@ int DaemonLink::handshake(int fd, std::string* why) {
   std::lock_guard<std::mutex> lk(state_mu_);
   state_ = "registered with mtierd (pid " + std::to_string(w->daemon_pid) + ", policy " +
            w->policy + ", heat sources: " + w->sources + ")";
+  if (!job_.name.empty()) {
+    state_ += ", job " + job_.name + " (from " + job_.source + ")";
+    if (job_.rank >= 0) state_ += " rank " + std::to_string(job_.rank);
+  }
   return 0;
 }
 

@@ -17,6 +17,7 @@
 #include <string>
 #include <thread>
 
+#include "engine/job_identity.h"
 #include "ipc/order_ring.h"
 #include "ipc/segment.h"
 
@@ -27,7 +28,9 @@ struct Core;
 
 class DaemonLink {
  public:
-  DaemonLink(Engine& engine, Core& core, ipc::Segment& segment);
+  // `job`: read by the caller on the thread that made the engine (see
+  // job_identity.h); sent with every registration.
+  DaemonLink(Engine& engine, Core& core, ipc::Segment& segment, JobIdentity job);
   ~DaemonLink();
   // Starts the thread (which connects when it can). 0 or -errno.
   [[nodiscard]] int start();
@@ -62,6 +65,7 @@ class DaemonLink {
   Core& core_;
   ipc::Segment& segment_;
   std::string path_;
+  const JobIdentity job_;
   std::thread thread_;
   std::atomic<bool> running_{false};
   int wake_fd_ = -1;  // eventfd: stop or tables changed

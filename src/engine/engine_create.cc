@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "engine/default_budget.h"
+#include "engine/job_identity.h"
 #include "log/log.h"
 #include "sys/numa.h"
 #include "sys/page_size.h"
@@ -163,7 +164,7 @@ std::unique_ptr<Engine> Engine::create(const Options& given, int* err) {
     return nullptr;
   }
   if (e->segment_ && o.daemon_socket != "none") {
-    e->link_ = std::make_unique<DaemonLink>(*e, *e->core_, *e->segment_);
+    e->link_ = std::make_unique<DaemonLink>(*e, *e->core_, *e->segment_, own_job_identity());
     if (int rc = e->link_->start(); rc < 0) {
       MTIER_LOG_WARN("daemon link: %s; local policy only", strerror(-rc));
       e->link_.reset();

@@ -144,7 +144,9 @@ bool fields(V& v, M& m) {
            v.u32(m.pid, "pid") && v.str(m.name, kMaxNameBytes, "name") && v.end();
   } else if constexpr (std::is_same_v<T, Register>) {
     return v.u64(m.segment_bytes, "segment_bytes") && v.u32(m.weight, "weight") &&
-           v.check(m.weight >= kMinWeight && m.weight <= kMaxWeight, "weight") && v.end();
+           v.check(m.weight >= kMinWeight && m.weight <= kMaxWeight, "weight") &&
+           v.str(m.job, kMaxNameBytes, "job") && v.u32(m.rank, "rank") &&
+           v.check(m.rank >= -1, "rank") && v.end();
   } else if constexpr (std::is_same_v<T, Welcome>) {
     return v.u32(m.client_id, "client_id") && v.u32(m.daemon_pid, "daemon_pid") &&
            v.str(m.policy, kMaxNameBytes, "policy") &&
@@ -163,11 +165,11 @@ bool fields(V& v, M& m) {
     return v.u32(m.status, "status") && v.check(i32_in(m.status, -kMaxErrno, 0), "status") &&
            v.str(m.message, kMaxReplyBytes, "message") && v.end();
   } else if constexpr (std::is_same_v<T, StatusRequest>) {
-    return v.u32(m.pid, "pid") && v.end();
+    return v.u32(m.pid, "pid") && v.str(m.job, kMaxNameBytes, "job") && v.end();
   } else if constexpr (std::is_same_v<T, HeatRequest>) {
     return v.u32(m.pid, "pid") && v.u32(m.buckets, "buckets") &&
            v.check(m.buckets >= 1 && m.buckets <= kMaxHeatBuckets, "buckets") &&
-           v.u32(m.window_ms, "window_ms") && v.end();
+           v.u32(m.window_ms, "window_ms") && v.str(m.job, kMaxNameBytes, "job") && v.end();
   } else if constexpr (std::is_same_v<T, BudgetSet>) {
     return v.u32(m.tier, "tier") && v.check(m.tier <= 1, "tier") && v.u64(m.bytes, "bytes") &&
            v.end();

@@ -19,7 +19,7 @@
 namespace mtier::ipc {
 
 inline constexpr uint32_t kWireMagic = 0x5052544d;  // bytes 'M','T','R','P'
-inline constexpr uint16_t kWireVersion = 1;
+inline constexpr uint16_t kWireVersion = 2;  // 2: REGISTER names the job and rank; STATUS_REQUEST, HEAT_REQUEST filter by job
 inline constexpr size_t kHeaderBytes = 16;
 // Largest whole message (header included) either side sends or accepts.
 inline constexpr size_t kMaxMessageBytes = 65536;
@@ -28,7 +28,7 @@ inline constexpr size_t kMaxFds = 4;
 
 // Per-field limits, in bytes (strings) or values; decode and encode apply
 // the same ones.
-inline constexpr size_t kMaxNameBytes = 64;      // HELLO.name, WELCOME.policy, POLICY_SET.name
+inline constexpr size_t kMaxNameBytes = 64;      // HELLO.name, REGISTER.job, WELCOME.policy, POLICY_SET.name, *_REQUEST.job
 inline constexpr size_t kMaxSourcesBytes = 256;  // WELCOME.sources
 inline constexpr size_t kMaxErrorBytes = 512;    // ERROR.message
 inline constexpr size_t kMaxParamsBytes = 1024;  // POLICY_SET.params
@@ -68,6 +68,8 @@ struct Hello {
 struct Register {
   uint64_t segment_bytes = 0;  // the daemon checks it against the fd's size
   uint32_t weight = kMinWeight;  // kMinWeight..kMaxWeight
+  std::string job;  // <= kMaxNameBytes; empty: no job (engine/job_identity.h)
+  int32_t rank = -1;  // -1..INT32_MAX; -1: not said
   bool operator==(const Register&) const = default;
 };
 // daemon -> client, the answer to HELLO.
@@ -109,6 +111,7 @@ struct Reply {
 // control -> daemon.
 struct StatusRequest {
   uint32_t pid = 0;  // 0 = all processes
+  std::string job;   // <= kMaxNameBytes; "" = any, else only this job's ranks
   bool operator==(const StatusRequest&) const = default;
 };
 // either way: the sender is closing the connection.
@@ -121,6 +124,7 @@ struct HeatRequest {
   uint32_t pid = 0;        // 0 = all processes
   uint32_t buckets = 0;    // heat-map slices per table, 1..kMaxHeatBuckets
   uint32_t window_ms = 0;  // an extent sampled this recently counts as active
+  std::string job;         // <= kMaxNameBytes; "" = any, else only this job's ranks
   bool operator==(const HeatRequest&) const = default;
 };
 // control -> daemon: the node budget of a memory tier (mtierfs'

@@ -81,37 +81,106 @@ void fair_share(uint64_t budget, const std::vector<ShareRequest>& requests, bool
   split_by_weight(left, who, requests, out);
 }
 
+namespace {
+
+// Pages of its usable tables a process ever touched.
+uint64_t touched_pages(const ProcessView& pv) {
+  if (pv.touched_pages != ProcessView::kCountTouched) return pv.touched_pages;
+  uint64_t touched = 0;
+  for (const TableView& t : pv.tables) {
+    if (!detail::usable(t)) continue;
+    uint64_t untouched = 0;
+    for (uint64_t i = 0; i < t.pages; ++i) untouched += t.place[i] == Place::kUntouched;
+    touched += t.pages - untouched;
+  }
+  return touched;
+}
+
+// What holds a DRAM budget: a process without a job, or a job's ranks.
+struct Holder {
+  std::vector<size_t> members;  // indices into node.procs, ascending
+  uint64_t own = 0;             // their own budgets, summed (0 if one is 0: no cap)
+  uint64_t demand = 0;          // their touched pages, summed, capped by `own`
+  unsigned weight = 0;          // their weights, summed (fair_share clamps to 1000)
+};
+
+std::vector<Holder> holders_of(const NodeView& node, const std::vector<uint64_t>& touched) {
+  std::vector<Holder> h;
+  std::vector<std::pair<uint32_t, size_t>> job_at;  // job -> its holder
+  for (size_t p = 0; p < node.procs.size(); ++p) {
+    const ProcessView& pv = node.procs[p];
+    size_t k = h.size();
+    for (auto [job, at] : job_at)
+      if (pv.job != 0 && job == pv.job) k = at;
+    if (k == h.size()) {
+      h.push_back({});
+      if (pv.job != 0) job_at.emplace_back(pv.job, k);
+    }
+    Holder& x = h[k];
+    bool capped = x.members.empty() || x.own > 0;
+    x.own = capped && pv.own_budget_pages > 0 ? x.own + pv.own_budget_pages : 0;
+    x.members.push_back(p);
+    x.demand += touched[p];
+    x.weight += std::clamp(pv.weight, 1u, 1000u);
+  }
+  for (Holder& x : h)
+    if (x.own > 0) x.demand = std::min(x.demand, x.own);
+  return h;
+}
+
+// A job's budget among its ranks by need: water-filling on the pages each
+// touched, and where they do not all fit, by weight times 1 + n x its
+// share of the job's misses (n ranks): a rank that misses more gets more,
+// none less than its plain weight's part of an equal split.
+void split_job(uint64_t budget, const Holder& job, const NodeView& node,
+               const std::vector<uint64_t>& touched, std::vector<uint64_t>* out) {
+  double misses = 0;
+  for (size_t p : job.members) misses += std::max(node.procs[p].misses_per_s, 0.0);
+  std::vector<ShareRequest> req;
+  for (size_t p : job.members) {
+    const ProcessView& pv = node.procs[p];
+    double need = 1;
+    if (misses > 0)
+      need += static_cast<double>(job.members.size()) * std::max(pv.misses_per_s, 0.0) / misses;
+    double w = std::clamp(static_cast<double>(std::clamp(pv.weight, 1u, 1000u)) * need, 1.0, 1000.0);
+    req.push_back({static_cast<unsigned>(w), touched[p]});
+  }
+  std::vector<uint64_t> share;
+  fair_share(budget, req, true, &share);
+  for (size_t k = 0; k < job.members.size(); ++k) (*out)[job.members[k]] = share[k];
+}
+
+}  // namespace
+
 void assign_budgets(const NodeView& node, Plan* plan) {
   size_t n = node.procs.size();
   std::vector<uint64_t> touched(n, 0);
-  for (size_t p = 0; p < n; ++p) {
-    if (node.procs[p].touched_pages != ProcessView::kCountTouched) {
-      touched[p] = node.procs[p].touched_pages;
-      continue;
-    }
-    for (const TableView& t : node.procs[p].tables) {
-      if (!detail::usable(t)) continue;
-      uint64_t untouched = 0;
-      for (uint64_t i = 0; i < t.pages; ++i) untouched += t.place[i] == Place::kUntouched;
-      touched[p] += t.pages - untouched;
-    }
-  }
-  std::vector<ShareRequest> req(n);
+  for (size_t p = 0; p < n; ++p) touched[p] = touched_pages(node.procs[p]);
+  std::vector<Holder> holders = holders_of(node, touched);
+  // DRAM: each holder's budget, its own or a share of the node's, then a
+  // job's among its ranks.
+  std::vector<uint64_t> held(holders.size());
   if (node.dram_pages == 0) {
-    plan->dram_budget_pages.resize(n);
-    for (size_t p = 0; p < n; ++p) plan->dram_budget_pages[p] = node.procs[p].own_budget_pages;
+    for (size_t k = 0; k < holders.size(); ++k) held[k] = holders[k].own;
   } else {
-    for (size_t p = 0; p < n; ++p) {
-      uint64_t own = node.procs[p].own_budget_pages;
-      req[p] = {node.procs[p].weight, own > 0 ? std::min(own, touched[p]) : touched[p]};
-    }
-    fair_share(node.dram_pages, req, true, &plan->dram_budget_pages);
+    std::vector<ShareRequest> req;
+    for (const Holder& x : holders) req.push_back({std::min(x.weight, 1000u), x.demand});
+    fair_share(node.dram_pages, req, true, &held);
+  }
+  plan->dram_budget_pages.assign(n, 0);
+  for (size_t k = 0; k < holders.size(); ++k) {
+    const Holder& x = holders[k];
+    if (x.members.size() == 1 && node.procs[x.members[0]].job == 0)
+      plan->dram_budget_pages[x.members[0]] = held[k];
+    else
+      split_job(held[k], x, node, touched, &plan->dram_budget_pages);
   }
   if (node.slow_pages == 0) {
     plan->slow_budget_pages.resize(n);
     for (size_t p = 0; p < n; ++p) plan->slow_budget_pages[p] = node.procs[p].own_slow_budget_pages;
     return;
   }
+  std::vector<ShareRequest> req(n);
   for (size_t p = 0; p < n; ++p) {
     uint64_t dram = plan->dram_budget_pages[p];
     req[p] = {node.procs[p].weight, touched[p] > dram ? touched[p] - dram : 0};

@@ -31,14 +31,22 @@ void fair_share(uint64_t budget, const std::vector<ShareRequest>& requests, bool
 // The budgets step of every policy; sets plan->dram_budget_pages and
 // slow_budget_pages (one per process) and leaves the moves alone.
 // A process's demand is its touched pages (place not kUntouched) in its
-// usable tables (ProcessView::touched_pages when the caller counted them),
-// capped by own_budget_pages when that is nonzero.
-//  - DRAM: with node.dram_pages == 0, each process keeps own_budget_pages;
-//    else fair_share(dram_pages, weights, demands, spread surplus).
-//  - slow tier: with node.slow_pages == 0, each process keeps
-//    own_slow_budget_pages (0 without a slow tier of its own); else
-//    fair_share(slow_pages, weights, touched pages beyond the DRAM budget,
-//    spread surplus).
+// usable tables (ProcessView::touched_pages when the caller counted them).
+//  - DRAM is held by processes without a job, each alone, and by jobs (the
+//    processes with one nonzero ProcessView::job), each as one: its own
+//    budget the sum of its ranks', its demand theirs summed, its weight
+//    theirs summed; a holder's demand is capped by its own budget when
+//    that is nonzero.
+//    With node.dram_pages == 0 each holder keeps its own budget; else
+//    fair_share(dram_pages, weights, demands, spread surplus).
+//    A job's budget goes to its ranks by need: fair_share over their
+//    touched pages, weights scaled by 1 + n x their share of the job's
+//    misses (misses_per_s), surplus spread. So a rank that uses little
+//    leaves the rest to the others, and one that misses more gets more.
+//  - slow tier (per process; jobs are a DRAM budget only): with
+//    node.slow_pages == 0, each process keeps own_slow_budget_pages (0
+//    without a slow tier of its own); else fair_share(slow_pages, weights,
+//    touched pages beyond the DRAM budget, spread surplus).
 void assign_budgets(const NodeView& node, Plan* plan);
 
 }  // namespace mtier::policy

@@ -57,6 +57,10 @@ struct ProcessView {
   uint32_t client = 0;  // the daemon's id of the connection; keys a policy's state
   int pid = 0;
   unsigned weight = 100;  // 1..1000 (clamped); share of the node budget
+  // The job it is a rank of: 0 none; processes with the same nonzero job
+  // share one DRAM budget (fair_share.h, assign_budgets).
+  uint32_t job = 0;
+  double misses_per_s = 0;  // its missing faults per second, lately (a job's ranks' need)
   uint64_t dram_resident_pages = 0, slow_resident_pages = 0;  // the engine's counts
   uint64_t own_budget_pages = 0;  // the process's own DRAM budget (its dram_bytes, resolved)
   // Its own slow-tier budget (slow_bytes; 0 = it has no slow tier): the

@@ -72,6 +72,8 @@ int snapshot_from_status(const std::string& text, Snapshot* out, std::string* wh
     ProcessSnap ps;
     ps.pid = static_cast<int32_t>(count(p, "pid"));
     ps.name = p.str("name");
+    ps.job = p.str("job");
+    ps.rank = p["rank"].kind == json::Value::Kind::kNumber ? static_cast<int32_t>(p.num("rank")) : -1;
     ps.dram_budget_bytes = count(p, "dram_budget_bytes");
     ps.dram_resident_bytes = count(p, "dram_resident_bytes");
     ps.slow_budget_bytes = count(p, "slow_budget_bytes");
@@ -90,8 +92,8 @@ int snapshot_from_status(const std::string& text, Snapshot* out, std::string* wh
 }
 
 int fetch_snapshot(const std::string& socket_path, int32_t pid, unsigned buckets,
-                   unsigned window_ms, Snapshot* out, std::string* why) {
-  ipc::HeatRequest req{static_cast<uint32_t>(pid), buckets, window_ms};
+                   unsigned window_ms, Snapshot* out, std::string* why, const std::string& job) {
+  ipc::HeatRequest req{static_cast<uint32_t>(pid), buckets, window_ms, job};
   ipc::Reply reply;
   if (int rc = tools::daemon_request(socket_path, ipc::Message{req}, &reply, why); rc < 0)
     return rc;

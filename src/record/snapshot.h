@@ -52,6 +52,8 @@ struct TableSnap {
 struct ProcessSnap {
   int32_t pid = 0;
   std::string name;
+  std::string job;    // the job it is a rank of ("" none); not in recordings
+  int32_t rank = -1;  // its rank (-1 not said); not in recordings
   uint64_t dram_budget_bytes = 0, dram_resident_bytes = 0;
   uint64_t slow_budget_bytes = 0, slow_resident_bytes = 0;
   // Cumulative counters of the runtime (its segment header).

@@ -731,7 +731,7 @@ TEST(DaemonCache, OneFetchPerAge) {
   std::string why;
   ASSERT_EQ(c.status(&s, &why), 0) << why;
   EXPECT_EQ(s->doc["daemon"].str("policy"), "lfu");
-  EXPECT_EQ(d.seen.back(), (ipc::Message{ipc::StatusRequest{0}}));
+  EXPECT_EQ(d.seen.back(), (ipc::Message{ipc::StatusRequest{0, ""}}));
   d.now += std::chrono::milliseconds(150);
   ASSERT_EQ(c.status(&s, &why), 0);
   EXPECT_EQ(d.calls, 1);
@@ -753,7 +753,7 @@ TEST(DaemonCache, HeatPerProcess) {
   std::string why;
   ASSERT_EQ(c.heat(4242, &s, &why), 0) << why;
   EXPECT_EQ(d.seen.back(),
-            (ipc::Message{ipc::HeatRequest{4242, kHeatmapBuckets, kHeatmapWindowMs}}));
+            (ipc::Message{ipc::HeatRequest{4242, kHeatmapBuckets, kHeatmapWindowMs, ""}}));
   ASSERT_EQ(c.heat(4242, &s, &why), 0);
   EXPECT_EQ(d.calls, 1);
   ASSERT_EQ(c.heat(77, &s, &why), 0);

@@ -37,9 +37,9 @@ std::vector<Message> samples() {
       {Hello{Role::kRuntime, 1234, "trainer"}},
       {Hello{Role::kControl, 0xffffffffu, s64}},
       {Hello{Role::kRuntime, 0, ""}},
-      {Register{1ull << 30, kMinWeight}},
-      {Register{~0ull, kMaxWeight}},
-      {Register{0, 500}},
+      {Register{1ull << 30, kMinWeight, "", -1}},
+      {Register{~0ull, kMaxWeight, std::string(kMaxNameBytes, 'j'), 0x7fffffff}},
+      {Register{0, 500, "torch:localhost:29500", 1}},
       {Welcome{7, 99, "clock", "pte-sampler minor-faults"}},
       {Welcome{0xffffffffu, 0xffffffffu, s64, s256}},
       {Welcome{0, 0, "", ""}},
@@ -56,11 +56,11 @@ std::vector<Message> samples() {
       {Reply{0, "{\"processes\":[]}"}},
       {Reply{-kMaxErrno, s60000}},
       {Reply{-EINVAL, ""}},
-      {StatusRequest{0}},
-      {StatusRequest{0xffffffffu}},
+      {StatusRequest{0, ""}},
+      {StatusRequest{0xffffffffu, ""}},
       {Bye{}},
-      {HeatRequest{0, 1, 0}},
-      {HeatRequest{0xffffffffu, kMaxHeatBuckets, 0xffffffffu}},
+      {HeatRequest{0, 1, 0, ""}},
+      {HeatRequest{0xffffffffu, kMaxHeatBuckets, 0xffffffffu, ""}},
       {BudgetSet{0, 0}},
       {BudgetSet{1, ~0ull}},
       {PinSet{1, 2, 0, 1, kPinDram}},
@@ -108,12 +108,12 @@ TEST(Wire, EveryTypeRoundTripsAtItsLimits) {
 }
 
 TEST(Wire, HeaderBytesAreLittleEndianAsDocumented) {
-  Bytes b = enc({Register{0x0102030405060708ull, 1000}});
-  const Bytes want = {'M', 'T', 'R', 'P', 1, 0, 2, 0, 12, 0, 0, 0, 0, 0, 0, 0,
-                      8, 7, 6, 5, 4, 3, 2, 1, 0xe8, 0x03, 0, 0};
+  Bytes b = enc({Register{0x0102030405060708ull, 1000, "j", 2}});
+  const Bytes want = {'M', 'T', 'R', 'P', 2, 0, 2, 0, 19, 0, 0, 0, 0, 0, 0, 0,
+                      8, 7, 6, 5, 4, 3, 2, 1, 0xe8, 0x03, 0, 0, 1, 0, 'j', 2, 0, 0, 0};
   EXPECT_EQ(b, want);
   Bytes h = enc({Hello{Role::kControl, 5, "ab"}});
-  const Bytes want_h = {'M', 'T', 'R', 'P', 1, 0, 1, 0, 12, 0, 0, 0, 0, 0, 0, 0,
+  const Bytes want_h = {'M', 'T', 'R', 'P', 2, 0, 1, 0, 12, 0, 0, 0, 0, 0, 0, 0,
                         2, 0, 0, 0, 5, 0, 0, 0, 2, 0, 'a', 'b'};
   EXPECT_EQ(h, want_h);
   Bytes e = enc({Error{-2, ""}});
@@ -148,8 +148,8 @@ TEST(Wire, EncodeRefusesFieldsOutsideTheirLimits) {
       {Hello{static_cast<Role>(3), 1, "x"}},
       {Hello{Role::kRuntime, 1, std::string(kMaxNameBytes + 1, 'n')}},
       {Hello{Role::kRuntime, 1, nul}},
-      {Register{4096, 0}},
-      {Register{4096, kMaxWeight + 1}},
+      {Register{4096, 0, "", -1}},
+      {Register{4096, kMaxWeight + 1, "", -1}},
       {Welcome{1, 1, std::string(kMaxNameBytes + 1, 'p'), ""}},
       {Welcome{1, 1, "", std::string(kMaxSourcesBytes + 1, 's')}},
       {Error{0, "zero is not an error"}},
@@ -162,8 +162,8 @@ TEST(Wire, EncodeRefusesFieldsOutsideTheirLimits) {
       {Reply{1, ""}},
       {Reply{-kMaxErrno - 1, ""}},
       {Reply{0, std::string(kMaxReplyBytes + 1, 'r')}},
-      {HeatRequest{0, 0, 100}},
-      {HeatRequest{0, kMaxHeatBuckets + 1, 100}},
+      {HeatRequest{0, 0, 100, ""}},
+      {HeatRequest{0, kMaxHeatBuckets + 1, 100, ""}},
       {BudgetSet{2, 4096}},
       {PinSet{1, 1, 0, 0, kPinDram}},
       {PinSet{1, 1, 0, 1, 3}},
@@ -183,16 +183,16 @@ TEST(Wire, HeaderRejections) {
   EXPECT_EQ(dec(b, &why), -EBADMSG);
   EXPECT_NE(why.find("magic"), std::string::npos) << why;
 
-  for (uint16_t v : {0, 2, 0xffff}) {
+  for (uint16_t v : {0, 1, 3, 0xffff}) {
     b = good;
     put16(&b, 4, v);
     EXPECT_EQ(dec(b, &why), -EPROTONOSUPPORT) << v;
     EXPECT_NE(why.find("version"), std::string::npos) << why;
   }
-  // A version-2 message may lay out the rest differently: still only
+  // A version-3 message may lay out the rest differently: still only
   // -EPROTONOSUPPORT, whatever follows.
   b = good;
-  put16(&b, 4, 2);
+  put16(&b, 4, 3);
   put32(&b, 12, 7);
   b.push_back(0);
   EXPECT_EQ(dec(b), -EPROTONOSUPPORT);
@@ -319,9 +319,15 @@ TEST(Wire, BadStringsAndRangesAreRejected) {
     EXPECT_NE(why.find("HELLO.role"), std::string::npos) << why;
   }
   for (uint32_t w : {0u, 1001u, 0xffffffffu}) {
-    EXPECT_EQ(dec(field32({Register{1, 1}}, 8, w), &why), -EBADMSG);
+    EXPECT_EQ(dec(field32({Register{1, 1, "", -1}}, 8, w), &why), -EBADMSG);
     EXPECT_NE(why.find("REGISTER.weight"), std::string::npos) << why;
   }
+  // rank: -1 (not said) .. INT32_MAX; after an empty job name (2 bytes).
+  for (uint32_t r : {0xfffffffeu, 0x80000000u}) {
+    EXPECT_EQ(dec(field32({Register{1, 1, "", -1}}, 14, r), &why), -EBADMSG);
+    EXPECT_NE(why.find("REGISTER.rank"), std::string::npos) << why;
+  }
+  EXPECT_EQ(dec(field32({Register{1, 1, "", -1}}, 14, 0xffffffffu)), 0);
   for (uint32_t c : {0u, 1u, static_cast<uint32_t>(-kMaxErrno - 1), 0x80000000u})
     EXPECT_EQ(dec(field32({Error{-1, ""}}, 0, c)), -EBADMSG) << c;
   for (uint32_t s : {1u, static_cast<uint32_t>(-kMaxErrno - 1)})
@@ -453,7 +459,7 @@ class Channel : public ::testing::Test {
 };
 
 TEST_F(Channel, RegisterCarriesTheSegmentFd) {
-  const Message reg{Register{1 << 20, 10}};
+  const Message reg{Register{1 << 20, 10, "", -1}};
   ASSERT_EQ(send_message(a_, reg, &memfd_, 1), 0);
   Message got;
   std::vector<int> fds;
@@ -477,9 +483,9 @@ TEST_F(Channel, RegisterCarriesTheSegmentFd) {
 }
 
 TEST_F(Channel, SendChecksFdCountAndFields) {
-  EXPECT_EQ(send_message(a_, {Register{1, 1}}, nullptr, 0), -EINVAL);
+  EXPECT_EQ(send_message(a_, {Register{1, 1, "", -1}}, nullptr, 0), -EINVAL);
   EXPECT_EQ(send_message(a_, {Hello{Role::kRuntime, 1, "x"}}, &memfd_, 1), -EINVAL);
-  EXPECT_EQ(send_message(a_, {Register{1, 0}}, &memfd_, 1), -EINVAL);
+  EXPECT_EQ(send_message(a_, {Register{1, 0, "", -1}}, &memfd_, 1), -EINVAL);
   // Nothing was sent.
   Message got;
   std::vector<int> fds;
@@ -493,7 +499,7 @@ TEST_F(Channel, WrongFdCountIsRejectedAndFdsClosed) {
   std::vector<int> fds;
   std::string why;
   // REGISTER without its fd.
-  Bytes reg = enc({Register{4096, 1}});
+  Bytes reg = enc({Register{4096, 1, "", -1}});
   ASSERT_EQ(sys::unix_send(a_, reg.data(), reg.size(), nullptr, 0), (ssize_t)reg.size());
   EXPECT_EQ(recv_message(b_, &got, &fds, &why), -EBADMSG);
   EXPECT_NE(why.find("fds"), std::string::npos) << why;
@@ -513,16 +519,16 @@ TEST_F(Channel, DecodeErrorsPassThroughWithFdsClosed) {
   Message got;
   std::vector<int> fds;
   std::string why;
-  Bytes reg = enc({Register{4096, 1}});
+  Bytes reg = enc({Register{4096, 1, "", -1}});
   reg[0] = 'X';
   ASSERT_GT(sys::unix_send(a_, reg.data(), reg.size(), &memfd_, 1), 0);
   EXPECT_EQ(recv_message(b_, &got, &fds, &why), -EBADMSG);
   EXPECT_NE(why.find("magic"), std::string::npos) << why;
-  reg = enc({Register{4096, 1}});
-  put16(&reg, 4, 2);
+  reg = enc({Register{4096, 1, "", -1}});
+  put16(&reg, 4, 1);
   ASSERT_GT(sys::unix_send(a_, reg.data(), reg.size(), &memfd_, 1), 0);
   EXPECT_EQ(recv_message(b_, &got, &fds, &why), -EPROTONOSUPPORT);
-  put16(&reg, 4, 1);
+  put16(&reg, 4, kWireVersion);
   put16(&reg, 6, 99);
   ASSERT_GT(sys::unix_send(a_, reg.data(), reg.size(), &memfd_, 1), 0);
   EXPECT_EQ(recv_message(b_, &got, &fds, &why), -ENOMSG);

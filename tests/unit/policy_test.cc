@@ -361,6 +361,51 @@ TEST(FairShare, NodeBudgets) {
   EXPECT_TRUE(plan.dram_budget_pages.empty());
 }
 
+// A job's ranks hold one DRAM budget, their own budgets summed, shared by
+// need: what one rank does not touch goes to the other; where both need
+// more, the one that misses more gets more. Processes without a job, and
+// other jobs, are untouched by it.
+TEST(FairShare, AJobHoldsOneBudgetSharedByItsRanksNeeds) {
+  // Ranks 1 and 2 of job 7 (own 40 each), rank 3 of job 9 (own 40), and a
+  // process 4 without a job (own 40).
+  std::vector<FakeProc> procs{{1, 40, 100, {}}, {2, 40, 100, {}}, {3, 40, 100, {}}, {4, 40, 100, {}}};
+  procs[0].tables.emplace_back(1, 10, 1, D);   // touched 10
+  procs[1].tables.emplace_back(1, 200, 1, D);  // touched 200
+  procs[2].tables.emplace_back(1, 200, 1, D);
+  procs[3].tables.emplace_back(1, 200, 1, D);
+  NodeView n = node_of(procs, 1, 0);
+  n.procs[0].job = n.procs[1].job = 7;
+  n.procs[2].job = 9;
+  Plan plan;
+  assign_budgets(n, &plan);
+  // Job 7's 80: rank 1 needs 10, rank 2 takes the other 70; job 9 (one
+  // rank) and process 4 keep their 40.
+  EXPECT_EQ(plan.dram_budget_pages, (std::vector<uint64_t>{10, 70, 40, 40}));
+
+  // Both ranks need more than half: equal misses split it equally; a rank
+  // with three times the misses gets 1 + 2 * 3/4 = 2.5 against 1 + 2 * 1/4
+  // = 1.5 of the weight: 50 and 30.
+  n.procs[0].touched_pages = 200;
+  n.procs[0].misses_per_s = n.procs[1].misses_per_s = 1000;
+  assign_budgets(n, &plan);
+  EXPECT_EQ(plan.dram_budget_pages[0], 40u);
+  EXPECT_EQ(plan.dram_budget_pages[1], 40u);
+  n.procs[0].misses_per_s = 3000;
+  assign_budgets(n, &plan);
+  EXPECT_EQ(plan.dram_budget_pages[0], 50u);
+  EXPECT_EQ(plan.dram_budget_pages[1], 30u);
+  EXPECT_EQ(plan.dram_budget_pages[2], 40u);
+
+  // Under a node budget the job is one holder with its ranks' weights and
+  // demands (capped by their own budgets summed): 3 holders' demands 80
+  // (weight 200), 40, 40 in 120 pages: 60, 30, 30; the job's 60 by misses
+  // 3:1 (weights 250:150) gives 37.5 and 22.5: 38 and 22 (the rounding
+  // page to the first).
+  n.dram_pages = 120;
+  assign_budgets(n, &plan);
+  EXPECT_EQ(plan.dram_budget_pages, (std::vector<uint64_t>{38, 22, 30, 30}));
+}
+
 // ---- ranges and the rate limit ----
 
 TEST(Moves, AdjacentPagesWithTheSameOpMerge) {
