@@ -179,6 +179,7 @@ bool reserved_variable(std::string_view name) {
   return name == "MTIER_CONF" || name == "MTIER_LOG_FD" ||
          name == "MTIER_LIBRARY" || name == "MTIER_INTERPOSE" ||
          name == "MTIER_LOOKAHEAD" || name == "MTIER_TORCH" ||  // python/mtier
+         name == "MTIER_JOB" ||  // engine/job_identity.h
          has_prefix(name, "MTIER_TEST_");
 }
 

@@ -84,8 +84,8 @@ class OptionSet {
                               std::string* why);
   // Applies MTIER_<NAME> variables from envp (nullptr-terminated); unknown
   // MTIER_ names are reported as errors too (a typo must not pass silently).
-  // Skipped: MTIER_CONF, MTIER_LOG_FD, MTIER_LIBRARY,
-  // MTIER_INTERPOSE, MTIER_TEST_*.
+  // Skipped: MTIER_CONF, MTIER_LOG_FD, MTIER_LIBRARY, MTIER_INTERPOSE,
+  // MTIER_LOOKAHEAD, MTIER_TORCH, MTIER_JOB, MTIER_TEST_*.
   // The environment is ignored for setuid/setgid programs (AT_SECURE).
   [[nodiscard]] int load_env(char** envp, std::string* why);
   // All sources in order: /etc/mtier.conf (or `etc_path`), MTIER_CONF

@@ -264,7 +264,10 @@ void DaemonLink::apply(const ipc::Order& o) {
     }
     case ipc::OrderOp::kSetBudget:
       if (o.tier <= 1 && o.table_id == 0) {
-        engine_.set_budget_pages(o.tier, o.first_page);  // 0: the configured one
+        // 0: the configured one. A job's rank takes more than its own
+        // DRAM budget when the daemon gives it (its share of the job's).
+        engine_.set_budget_pages(o.tier, o.first_page,
+                                 o.tier == 0 && !job_.name.empty() ? UINT64_MAX : 0);
         rc = 0;
       }
       break;

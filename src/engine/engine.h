@@ -103,8 +103,9 @@ class Engine {
   // -ENOENT (no such table).
   [[nodiscard]] long promote_range(int table_id, uint64_t first, uint64_t count);
   // A budget in pages for tier 0 (DRAM) or 1 (slow memory) assigned from
-  // outside, at most the configured one; 0 restores the configured budget.
-  void set_budget_pages(int tier, uint64_t pages);
+  // outside, at most the configured one or `ceiling` if larger (see
+  // Residency::set_budget_pages); 0 restores the configured budget.
+  void set_budget_pages(int tier, uint64_t pages, uint64_t ceiling = 0);
   EngineStats stats();
 
   // The lookahead (engine_prefetch.cc; the C API's mtier_prefetch_*). The

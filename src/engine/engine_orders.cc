@@ -29,8 +29,8 @@ int Engine::prefetch_range(int table_id, uint64_t first, uint64_t count) {
   return handler_->request_prefetch(table_id, first, count);
 }
 
-void Engine::set_budget_pages(int tier, uint64_t pages) {
-  (tier == 0 ? core_->residency : core_->slow).set_budget_pages(pages);
+void Engine::set_budget_pages(int tier, uint64_t pages, uint64_t ceiling) {
+  (tier == 0 ? core_->residency : core_->slow).set_budget_pages(pages, ceiling);
 }
 
 }  // namespace mtier

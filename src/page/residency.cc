@@ -1,5 +1,6 @@
 #include "page/residency.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "page/lock_order.h"
@@ -12,9 +13,10 @@ Residency::Residency(uint64_t budget_bytes, unsigned high_pct, unsigned low_pct)
       high_(own_.pages_high()),
       low_(own_.pages_low()) {}
 
-void Residency::set_budget_pages(uint64_t pages) {
+void Residency::set_budget_pages(uint64_t pages, uint64_t ceiling) {
   uint64_t own = own_.pages_budget();
-  if (pages == 0 || pages > own) pages = own;
+  if (pages == 0) pages = own;
+  pages = std::min(pages, std::max(own, ceiling));
   MemoryBudget b(pages * own_.page_size(), own_.high_pct(), own_.low_pct(), own_.page_size());
   // Low first when shrinking, high first when growing: low <= high at
   // every moment a reader could see.

@@ -24,10 +24,13 @@ class Residency {
   uint64_t own_low_pages() const { return own_.pages_low(); }
   uint64_t own_high_pages() const { return own_.pages_high(); }
   // A budget assigned from outside (the daemon's share of a node budget),
-  // clamped to [1, own budget] pages, watermarks scaled by the same
-  // percentages; 0 restores the configured budget. The evictor is kicked
-  // so that a smaller budget takes effect at once.
-  void set_budget_pages(uint64_t pages);
+  // clamped to [1, own budget] pages - or to [1, `ceiling`] when that is
+  // larger (a job's rank: the job's budget is its ranks' own budgets
+  // summed, and one rank may hold more than its own part of it) -
+  // watermarks scaled by the same percentages; 0 restores the configured
+  // budget. The evictor is kicked so that a smaller budget takes effect at
+  // once.
+  void set_budget_pages(uint64_t pages, uint64_t ceiling = 0);
   int64_t resident() const { return resident_.load(std::memory_order_acquire); }
   uint64_t peak() const { return peak_.load(std::memory_order_relaxed); }
   // Over the high watermark, or a fault is waiting for room: with

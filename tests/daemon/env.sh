@@ -86,3 +86,16 @@ other_user_tool() {
   OTHER_WHY="user nobody can run neither $MTIER nor a copy of it in $d: $out"
   return 1
 }
+
+# region_rss PID: KiB of the process's region memfd in memory, as the kernel
+# counts it: fincore(1) on /proc/PID/fd/N (the trainer's PTEs are zapped by
+# the access sampler, so the mapping's Rss undercounts; the memfd's pages
+# are the budget).
+region_rss() {
+  for fd in /proc/"$1"/fd/*; do
+    case $(readlink "$fd") in
+      */memfd:mtier-region*) fincore -b -n --output RES "$fd" | awk '{print int($1 / 1024)}'; return ;;
+    esac
+  done
+  echo 0
+}

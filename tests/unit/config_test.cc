@@ -418,7 +418,7 @@ TEST(LoadEnv, AppliesMtierVariables) {
 
 TEST(LoadEnv, SkipsVariablesOfOtherComponents) {
   Env env{"MTIER_CONF=not options", "MTIER_LOG_FD=3", "MTIER_TEST_ANYTHING=1", "MTIER_TEST_=1",
-          "MTIER_LOOKAHEAD=2", "MTIER_TORCH=0"};
+          "MTIER_LOOKAHEAD=2", "MTIER_TORCH=0", "MTIER_JOB=ctr-model"};
   OptionSet o;
   std::string why;
   EXPECT_EQ(o.load_env(env.envp(), &why), 0) << why;

@@ -391,6 +391,27 @@ TEST(ResidencyClaims, TwoThreadsNeverClaimPastTheLimit) {
   }
 }
 
+// A budget from the daemon: at most the process's own, unless a larger
+// ceiling is given (a job's rank holding more than its own part of the
+// job's budget); 0 restores the own; watermarks follow by percentage.
+TEST(ResidencyBudgets, AnAssignedBudgetIsCappedByTheOwnUnlessACeilingIsGiven) {
+  Residency r(1000 * kPageSize, 90, 80);
+  r.set_budget_pages(500);
+  EXPECT_EQ(r.budget_pages(), 500u);
+  EXPECT_EQ(r.high_pages(), 450u);
+  r.set_budget_pages(3000);
+  EXPECT_EQ(r.budget_pages(), 1000u);
+  r.set_budget_pages(3000, 2000);
+  EXPECT_EQ(r.budget_pages(), 2000u);
+  EXPECT_EQ(r.high_pages(), 1800u);
+  EXPECT_EQ(r.low_pages(), 1600u);
+  r.set_budget_pages(1500, UINT64_MAX);
+  EXPECT_EQ(r.budget_pages(), 1500u);
+  r.set_budget_pages(0, UINT64_MAX);
+  EXPECT_EQ(r.budget_pages(), 1000u);
+  EXPECT_EQ(r.own_budget_pages(), 1000u);
+}
+
 TEST(FaultHandlerLockOrder, WaitingForRoomUnderTheRegistryIsCaughtInCheckedBuilds) {
   if constexpr (!build::kCheckLockOrder) GTEST_SKIP() << "built without lock checks";
   GTEST_FLAG_SET(death_test_style, "threadsafe");
