@@ -80,6 +80,9 @@ constexpr Def kDefs[] = {
     {{"max_region_bytes_per_user", T::kSize, "0", 0, kPiB * 16, false,
       "the regions one user's processes may register, summed; 0 = 32 times physical memory"},
      &C::max_region_bytes_per_user},
+    {{"metrics_address", T::kString, "127.0.0.1:9477", 0, 0, false,
+      "HOST:PORT or [IPV6]:PORT where Prometheus scrapes /metrics over HTTP; none = not served"},
+     &C::metrics_address},
 };
 
 struct SourceName {

@@ -43,6 +43,7 @@ struct DaemonConfig {
   unsigned max_connections = 1024;      // open connections, all users together
   unsigned max_connections_per_user = 256;  // open connections of one user (not root's)
   uint64_t max_region_bytes_per_user = 0;   // regions registered by one user; 0 = 32 x RAM
+  std::string metrics_address = "127.0.0.1:9477";  // Prometheus endpoint; "none": off
 };
 
 // The table type and its parser are the runtime's (config/option_table.h);

@@ -132,6 +132,7 @@ int Server::start(std::string* why) {
                    cfg_.dram_bytes ? (std::to_string(cfg_.dram_bytes >> 20) + " MiB").c_str()
                                    : "none (each process its own)",
                    static_cast<unsigned long long>(cfg_.migrate_rate >> 20));
+  if ((rc = start_metrics(why)) < 0) return rc;
   if (!cli_.fuse_mount.empty()) {
     if ((fuse_pid_ = start_mtierfs(cli_.fuse_mount, cfg_.socket, why)) < 0) {
       rc = fuse_pid_;
@@ -263,8 +264,11 @@ void Server::reload() {
   next.socket = cfg_.socket;
   next.tick_ms = cfg_.tick_ms;
   next.sources = cfg_.sources;
+  bool metrics_moved = next.metrics_address != cfg_.metrics_address;
   cfg_ = next;
   log::set_level(cfg_.log_level);
+  if (metrics_moved && start_metrics(&why) < 0)
+    MTIER_LOG_ERROR("SIGHUP: metrics_address: %s; no metrics endpoint", why.c_str());
   MTIER_LOG_NOTICE("SIGHUP: configuration re-read: policy %s (%s)", policy_->name(),
                    policy_->params_text().c_str());
 }

@@ -20,6 +20,7 @@
 #include "cli.h"
 #include "client.h"
 #include "daemon_config.h"
+#include "metrics_http.h"
 #include "page_scan.h"
 #include "heat/perf_source.h"
 #include "policy/policy.h"
@@ -138,6 +139,12 @@ class Server {
   // stores, node-wide.
   void write_tiers(json::Writer& j) const;
   void write_jobs(json::Writer& j, uid_t asker, const std::string& only) const;
+  // Starts the metrics endpoint on cfg_.metrics_address: 0, or -EINVAL for
+  // an address that does not parse (*why); one that cannot be listened on
+  // is a warning (another daemon holds the port), the daemon serves on.
+  int start_metrics(std::string* why);
+  // Renders the status as Prometheus text for the endpoint, when it wants one.
+  void render_metrics();
 
   DaemonConfig cfg_;
   CliResult cli_;
@@ -164,6 +171,7 @@ class Server {
   double span_s_ = 0;            // seconds since the last tick that planned
   uint64_t ticks_to_skip_ = 0;   // pace_ticks(): idle ticks still to come
   bool paced_said_ = false;      // pace_ticks() logged that it skips ticks
+  MetricsHttp metrics_;          // the Prometheus endpoint (metrics_address)
   PageScan scan_{1u << 20};      // the tick's bounded read of the page words (page_scan.h)
   std::vector<ScanTable> scan_tables_;    // plan_and_order()'s, reused across ticks
   std::vector<ScanWindow> scan_windows_;

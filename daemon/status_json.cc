@@ -12,8 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "prometheus.h"
 #include "server.h"
 #include "util/json.h"
+#include "util/json_value.h"
 #include "util/table_json.h"
 
 namespace mtier::daemon {
@@ -328,6 +330,35 @@ std::string Server::status_json(const Client& asker, pid_t pid, const std::strin
            " is not registered with mtierd";
   }
   return j.text();
+}
+
+int Server::start_metrics(std::string* why) {
+  std::string err;
+  int rc = metrics_.start(cfg_.metrics_address, &err);
+  if (rc == -EINVAL) {
+    *why = "metrics_address: " + err;
+    return rc;
+  }
+  if (rc < 0)
+    MTIER_LOG_WARN("metrics for Prometheus not served: %s (metrics_address)", err.c_str());
+  else if (metrics_.serving())
+    MTIER_LOG_NOTICE("metrics for Prometheus at http://%s/metrics", metrics_.address().c_str());
+  return 0;
+}
+
+// As root sees it (every process): the endpoint is for the node's
+// operator, and it listens on localhost unless configured otherwise.
+void Server::render_metrics() {
+  uint64_t now = ipc::monotonic_ns();
+  if (!metrics_.wants_render(now)) return;
+  Client root;
+  root.uid = 0;
+  int status = 0;
+  std::string text = status_json(root, 0, "", 1, cfg_.tick_ms * 10, &status);
+  json::Value doc;
+  std::string why;
+  bool ok = status == 0 && json::parse(text, &doc, &why) == 0;
+  metrics_.publish(fs::prometheus_text(ok ? &doc : nullptr), now);
 }
 
 }  // namespace mtier::daemon

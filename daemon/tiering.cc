@@ -238,6 +238,7 @@ void Server::tick() {
   since_rate_s_ += tick_s;
   span_s_ += tick_s;
   tick_++;
+  render_metrics();
   if (ticks_to_skip_ > 0) {
     // After a long tick: only the heartbeats (a runtime counts the daemon
     // gone after 2 s without one) and the accept pause.

@@ -1,3 +1,4 @@
+// mtierd's status as Prometheus text (see prometheus.h).
 #include "prometheus.h"
 
 #include <cmath>
@@ -205,7 +206,7 @@ std::string sample_value(double v) {
 
 std::string prometheus_text(const json::Value* status) {
   Exposition e;
-  e.gauge("mtier_daemon_up", "1 if mtierd answered mtierfs' last status request, else 0", {},
+  e.gauge("mtier_daemon_up", "1 if mtierd answered (mtierfs: its last status request), else 0", {},
           status ? 1 : 0);
   if (!status) return e.text();
   daemon_metrics((*status)["daemon"], &e);

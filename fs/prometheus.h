@@ -1,6 +1,7 @@
-// mtierfs' `stats` file: mtierd's status document as Prometheus text
-// exposition (format 0.0.4): one "# HELP" and one "# TYPE" line before each
-// metric family's samples, metric names prefixed mtier_, label values
+// mtierd's status document as Prometheus text exposition (format 0.0.4):
+// what mtierd serves for scraping (daemon/metrics_http.h; mtierd is built
+// with this file and fs_tree.cc) and mtierfs' `stats` file holds. One
+// "# HELP" and one "# TYPE" line before each metric family's samples, metric names prefixed mtier_, label values
 // escaped. Counters (names ending in _total) are the daemon's counters,
 // gauges everything else. Pure: the unit test parses what it writes.
 #pragma once

@@ -41,7 +41,9 @@ start_daemon() {
   done
   cat "$log"; fail "mtierd did not start serving within 10 s"
 }
-: >"$T/none.conf"
+# No metrics endpoint: the tests run side by side (tests/daemon/metrics.test
+# gives one a port of its own).
+echo "metrics_address = none" >"$T/none.conf"
 
 # bg OUT CMD...: a program in the background; BG_PID is its pid.
 bg() {

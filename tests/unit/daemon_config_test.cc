@@ -3,8 +3,11 @@
 // (daemon/sd_notify), and man/mtierd.8 against the table.
 #include "cli.h"
 #include "daemon_config.h"
+#include "metrics_http.h"
 #include "sd_notify.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -18,6 +21,7 @@
 #include <initializer_list>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -104,7 +108,48 @@ TEST(DaemonConfig, TableDefaultsMatchTheStruct) {
     EXPECT_EQ(set_option(info.name, text, &cfg, &why), 0) << info.name << ": " << why;
   }
   EXPECT_EQ(describe_config(cfg), expected);
-  EXPECT_EQ(daemon_option_table().size(), 17u);
+  EXPECT_EQ(daemon_option_table().size(), 18u);
+}
+
+// metrics_address: HOST:PORT, [IPV6]:PORT, or none; what does not parse is
+// said with the text.
+TEST(MetricsAddress, ParsesHostPortAndRefusesTheRest) {
+  sockaddr_storage a{};
+  socklen_t len = 0;
+  std::string why;
+  ASSERT_EQ(parse_listen_address("127.0.0.1:9477", &a, &len, &why), 0) << why;
+  EXPECT_EQ(a.ss_family, AF_INET);
+  EXPECT_EQ(ntohs(reinterpret_cast<sockaddr_in*>(&a)->sin_port), 9477);
+  ASSERT_EQ(parse_listen_address("[::1]:80", &a, &len, &why), 0) << why;
+  EXPECT_EQ(a.ss_family, AF_INET6);
+  EXPECT_EQ(parse_listen_address("none", &a, &len, &why), 1);
+  EXPECT_EQ(parse_listen_address("", &a, &len, &why), 1);
+  for (const char* bad : {"127.0.0.1", "127.0.0.1:0", "127.0.0.1:65536", "127.0.0.1:x", ":9477",
+                          "[::1]9477", "[::1", "::1:9477", "nosuch.invalid:9477"}) {
+    why.clear();
+    EXPECT_EQ(parse_listen_address(bad, &a, &len, &why), -EINVAL) << bad;
+    EXPECT_NE(why.find(std::string("'") + bad + "'"), std::string::npos) << why;
+  }
+}
+
+// The endpoint renders only while scraped, at most once a second, and a
+// scrape of a stale text waits for the next one (up to a second).
+TEST(MetricsAddress, ScrapesAskForRendersAndGetTheFreshText) {
+  MetricsHttp m;
+  std::string why;
+  ASSERT_EQ(m.start("127.0.0.1:0", &why), -EINVAL);  // port 0 is not an address
+  ASSERT_EQ(m.start("none", &why), 0);
+  EXPECT_FALSE(m.serving());
+  EXPECT_FALSE(m.wants_render(5'000'000'000));  // not serving
+  // Through the scrape path without a listener: the text published last.
+  m.publish("a 1\n", 1'000'000'000);
+  EXPECT_EQ(m.scrape(1'500'000'000), "a 1\n");
+  std::thread late([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    m.publish("a 2\n", 9'000'000'000);
+  });
+  EXPECT_EQ(m.scrape(9'000'000'000), "a 2\n");  // stale: waited for the render
+  late.join();
 }
 
 TEST(DaemonConfig, Defaults) {
@@ -162,11 +207,13 @@ TEST(DaemonConfig, EverySetting) {
                       "heat_granularity = 512\n"
                       "tick_ms = 10\n"
                       "log_level = debug\n"
-                      "stale_ms = 100\n",
+                      "stale_ms = 100\n"
+                      "metrics_address = [::1]:9100\n",
                       "f.conf", &c, &why),
             0)
       << why;
   EXPECT_EQ(c.socket, "/run/other/d.sock");
+  EXPECT_EQ(c.metrics_address, "[::1]:9100");
   EXPECT_EQ(c.policy, "hot-promote");
   EXPECT_EQ(c.policy_params, "threshold=8 window=4");
   EXPECT_EQ(c.dram_bytes, 64 * kGiB);
