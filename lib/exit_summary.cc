@@ -16,7 +16,8 @@ double mib(uint64_t b) { return static_cast<double>(b) / (1 << 20); }
 
 void print_summary_locked() {
   State& st = state();
-  if (st.child) return;  // the parent reports
+  // The parent reports; a forked child only if it started an engine of its own.
+  if (st.child || (st.forked && !st.engine)) return;
   if (log::level() < log::Level::kNotice) log::set_level(log::Level::kNotice);
   // Every line names the process: under a launcher (torch.multiprocessing.spawn,
   // a job of ranks) several processes print their summaries at once.
