@@ -74,6 +74,9 @@ def build_argparser():
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out-dir", required=True, help="per-rank outputs (and the spawn rendezvous)")
     p.add_argument("--nprocs", type=int, default=2, help="ranks started by spawn (default 2)")
+    p.add_argument("--start-method", choices=["spawn", "fork", "forkserver"], default="spawn",
+                   help="how torch.multiprocessing starts the ranks: spawn (default: "
+                   "torch.multiprocessing.spawn), or start_processes with fork or forkserver")
     p.add_argument("--tables", type=parse_tables, default=parse_tables("3x98304x64"),
                    metavar="SPEC", help="per rank, COUNTxROWSxDIM[,...] (default 3x98304x64: "
                    "72 MiB in three 24 MiB tables)")
@@ -278,7 +281,8 @@ def main():
     rdv = os.path.join(os.path.abspath(args.out_dir), "rendezvous")
     if os.path.exists(rdv):
         os.unlink(rdv)
-    mp.spawn(spawned, args=(args.nprocs, args), nprocs=args.nprocs, join=True)
+    mp.start_processes(spawned, args=(args.nprocs, args), nprocs=args.nprocs, join=True,
+                       start_method=args.start_method)  # mp.spawn when "spawn"
 
 
 if __name__ == "__main__":
