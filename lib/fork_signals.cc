@@ -25,7 +25,7 @@ void parent() { state().mu.unlock(); }
 void child() {
   State& st = state();
   st.forked = true;
-  if (!st.engine && !running_engine()) {
+  if (!st.engine && no_engine_at_fork()) {
     // No engine ran in the parent: no region, no threads, no tables to
     // inherit. The child is a process of its own and starts its own engine
     // for its own tables - the ranks a launcher forks (torch.multiprocessing
