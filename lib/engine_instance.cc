@@ -78,6 +78,13 @@ bool start_may_retry(int err) noexcept { return err == -ENOMEM || err == -EAGAIN
 
 Engine* running_engine() noexcept { return g_engine.load(std::memory_order_acquire); }
 
+bool no_engine_at_fork() noexcept {
+  if (g_engine.load(std::memory_order_acquire)) return false;
+  if (!g_mu.try_lock()) return false;  // a thread of the parent was starting it
+  g_mu.unlock();
+  return true;
+}
+
 int start_engine_explicitly(const char* extra) noexcept {
   std::lock_guard<std::mutex> lk(g_mu);
   if (g_engine.load()) return -EALREADY;

@@ -28,6 +28,11 @@ bool start_may_retry(int err) noexcept;
 // The engine if it runs, else nullptr; never starts it.
 Engine* running_engine() noexcept;
 
+// In a forked child only (its atfork handler): true if the parent had no
+// engine and no start under way in another of its threads at the fork (a
+// start's lock held then would stay held in the child for good).
+bool no_engine_at_fork() noexcept;
+
 // -EALREADY if the engine runs, else starts it with `extra` (mtier_init: an
 // explicit start is tried even after an implicit one failed).
 [[nodiscard]] int start_engine_explicitly(const char* extra) noexcept;

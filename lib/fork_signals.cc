@@ -1,6 +1,7 @@
 // Fork and SIGSEGV. A forked child does not inherit the region (the engine
 // maps it MADV_DONTFORK and its threads do not exist in the child): the child
-// runs with plain allocation, and a touch of an inherited managed page kills
+// of a process whose engine ran runs with plain allocation (the child of one
+// whose engine never started starts its own, as a new process would), and a touch of an inherited managed page kills
 // it with SIGSEGV after one line that says why, never with wrong data or a
 // hang. Every other SIGSEGV goes to the handler installed before ours.
 #include <pthread.h>
@@ -9,6 +10,7 @@
 
 #include <cstring>
 
+#include "engine_instance.h"
 #include "interposer.h"
 #include "interposer_state.h"
 #include "log/log.h"
@@ -22,6 +24,16 @@ void prepare() { state().mu.lock(); }
 void parent() { state().mu.unlock(); }
 void child() {
   State& st = state();
+  st.forked = true;
+  if (!st.engine && no_engine_at_fork()) {
+    // No engine ran in the parent: no region, no threads, no tables to
+    // inherit. The child is a process of its own and starts its own engine
+    // for its own tables - the ranks a launcher forks (torch.multiprocessing
+    // with the fork or forkserver start method, a job's launcher under
+    // `mtier run`) each get a region, as exec'd (spawned) ranks do.
+    st.mu.unlock();
+    return;
+  }
   st.child = true;
   g_smallest_candidate.store(UINT64_MAX);
   g_inherited_lo.store(g_region_lo.load());

@@ -22,7 +22,8 @@ struct State {
   ManagedMap map;
   Engine* engine = nullptr;   // once started
   bool failed = false;        // the engine cannot start (for good): plain allocation
-  bool child = false;         // a forked child: plain allocation
+  bool child = false;         // a forked child of a process with an engine: plain allocation
+  bool forked = false;        // made by fork (with or without an engine in the parent)
   bool summary = false;       // print the summary at exit
   Totals freed;               // tables freed so far
   uint64_t tables_created = 0, bytes_created = 0;

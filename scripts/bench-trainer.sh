@@ -327,7 +327,7 @@ for i in "${!names[@]}"; do
       $(cat "$WORK/${names[$i]}.1.out.vmstat")
     continue
   fi
-  summary=$(grep -E '^(<[0-7]>)?mtier: ' "$e" | sed -E 's/^(<[0-7]>)?mtier: (summary: )?//' | tr '\n' ';' || true)
+  summary=$(grep -E '^(<[0-7]>)?mtier: ' "$e" | sed -E 's/^(<[0-7]>)?mtier: (summary \(pid [0-9]+\): )?//' | tr '\n' ';' || true)
   printf '  %-30s %s\n' "${labels[$i]}" "$(
     for k in 'peak resident [0-9.]* MiB' 'faults missing [0-9]*' 'fetches [0-9]*' 'evictions [0-9]*' 'written back [0-9]*'; do
       printf '%s' "$summary" | grep -Eo "$k" | head -n 1

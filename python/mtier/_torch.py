@@ -382,7 +382,7 @@ def _lookahead_option():
 
 def _summary():
     c = _S.counters
-    say(f"torch: lookahead K={_S.k}: {c.batches_ahead} batches named ahead "
+    say(f"torch (pid {os.getpid()}): lookahead K={_S.k}: {c.batches_ahead} batches named ahead "
         f"({c.loader_calls} calls), {c.covered} embedding ops found their rows named "
         f"already ({c.waited} waited for the reads), {c.prehook_calls} named by the pre-hook, "
         f"{c.routes} loader routes learned")
