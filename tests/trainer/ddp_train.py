@@ -80,6 +80,9 @@ def build_argparser():
     p.add_argument("--tables", type=parse_tables, default=parse_tables("3x98304x64"),
                    metavar="SPEC", help="per rank, COUNTxROWSxDIM[,...] (default 3x98304x64: "
                    "72 MiB in three 24 MiB tables)")
+    p.add_argument("--tables-of", action="append", default=[], metavar="RANK=SPEC",
+                   help="rank RANK's tables instead of --tables (repeatable): rows may differ, "
+                   "the count and dims must not (the DDP dense part is the same on every rank)")
     p.add_argument("--steps", type=int, default=12)
     p.add_argument("--batch", type=int, default=64)
     p.add_argument("--pooling", type=float, default=8.0, help="mean rows per bag")
@@ -92,6 +95,21 @@ def build_argparser():
     p.add_argument("--guard", action="store_true",
                    help="digest the tables after every step; verify them when a collective fails")
     return p
+
+
+def tables_of(args, rank):
+    """This rank's table spec: its --tables-of, else --tables."""
+    spec = args.tables
+    for item in args.tables_of:
+        r, sep, s = item.partition("=")
+        if not sep or not r.isdigit():
+            raise SystemExit(f"--tables-of {item!r}: want RANK=SPEC")
+        if int(r) == rank:
+            spec = parse_tables(s)
+    shape = lambda sp: [d for c, _, d in sp for _ in range(c)]
+    if shape(spec) != shape(args.tables):
+        raise SystemExit(f"--tables-of: rank {rank}'s tables differ from --tables in count or dims")
+    return spec
 
 
 def log(rank, msg):
@@ -162,7 +180,7 @@ def run(rank, world, args, init_method):
               os.path.join(args.out_dir, f"rank{rank}.pid"))
 
     tables = []
-    for c, r, d in args.tables:
+    for c, r, d in tables_of(args, rank):
         tables += [Table(r, d, args.zipf) for _ in range(c)]
     w = Workload(tables, args.batch, args.steps, args.pooling, 13, args.seed + 1000 * rank)
     dim = max(t.dim for t in tables)
