@@ -19,21 +19,17 @@ ProcessSnap proc(int32_t pid, const std::string& job = "") {
   return p;
 }
 
-Follow tree_of(pid_t pid) {
-  Follow f;
-  f.tree = pid;
-  return f;
-}
-Follow job_of(const std::string& job) {
-  Follow f;
-  f.job = job;
-  return f;
-}
-Follow pid_of(int32_t pid) {
+// A Follow by one criterion (the others left unset).
+Follow follow(int32_t pid, const std::string& job, pid_t tree) {
   Follow f;
   f.pid = pid;
+  f.job = job;
+  f.tree = tree;
   return f;
 }
+Follow tree_of(pid_t pid) { return follow(0, "", pid); }
+Follow job_of(const std::string& job) { return follow(0, job, 0); }
+Follow pid_of(int32_t pid) { return follow(pid, "", 0); }
 
 // 10 started 11 and 12; 11 started 13; 20 is someone else's.
 pid_t fake_parent(pid_t pid) {
