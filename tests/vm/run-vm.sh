@@ -160,7 +160,7 @@ if [ $# -eq 0 ]; then
       workload_test | oracle_test | plot_test | kernel_env_test | ipc_wire_test | perf_test | \
         rate_control_test | address_map_test | policy_test | daemon_config_test | \
         daemon_pins_test | recording_test | report_test | heatmap_chart_test | heat_view_test | \
-        fs_tree_test | clock_test) continue ;;
+        fs_tree_test | clock_test | sample_config_test) continue ;;
     esac
     set -- "$@" "$t"
   done
