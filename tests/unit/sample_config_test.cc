@@ -45,9 +45,11 @@ void check_sample(const std::string& path, const config::Table& table) {
     ASSERT_GE(idx, 0) << path << ":" << i + 1 << ": no option '" << name << "'";
     const config::OptionInfo& info = table[idx];
     EXPECT_TRUE(seen.insert(name).second) << path << ": " << name << " twice";
-    EXPECT_EQ(setting, name + " = " + info.default_text) << path << ":" << i + 1 << ": not the default";
+    EXPECT_EQ(setting, name + " = " + info.default_text)
+        << path << ":" << i + 1 << ": not the default";
     ASSERT_GT(i, 0u);
-    EXPECT_EQ(lines[i - 1], std::string("# ") + info.help) << path << ":" << i << ": not its help line";
+    EXPECT_EQ(lines[i - 1], std::string("# ") + info.help)
+        << path << ":" << i << ": not its help line";
     std::vector<config::Setting> out;
     std::string why;
     EXPECT_EQ(table.parse_line(setting, path + ": ", &out, &why), 0) << why;
