@@ -9,7 +9,7 @@ fi
 packages=(
   build-essential g++ make autoconf automake libtool autoconf-archive pkg-config
   googletest libgtest-dev
-  liburing-dev zlib1g-dev libpmem2-dev libnuma-dev numactl libfuse3-dev fuse3 libmicrohttpd-dev libmemkind-dev
+  liburing-dev zlib1g-dev libpmem2-dev libnuma-dev numactl libfuse3-dev fuse3 libmicrohttpd-dev
   util-linux procps tmux
   python3 python3-numpy python3-torch
 )

@@ -1,7 +1,7 @@
 // The PMem store: slots in a DAX device or file mapped with libpmem2. Reads
 // are plain copies from the mapping (or none: direct() hands the fault path
 // the slot's address); writes use pmem2's memcpy and one drain a batch.
-#include <libpmem2.h>
+// libpmem2 is loaded on the first set-up (sys/pmem2_api.h), not linked.
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -13,6 +13,7 @@
 #include "store/file_backed_store.h"
 #include "store/staging.h"
 #include "store/store.h"
+#include "sys/pmem2_api.h"
 
 namespace mtier {
 namespace {
@@ -34,33 +35,35 @@ int pmem2_errno(int rc) {
 
 // Maps fd with cache-line store granularity (DAX), else page granularity
 // (a regular file: persisting is msync). Returns 0 or a libpmem2 code.
-int map_fd(int fd, pmem2_map** map, bool* page) {
+int map_fd(const sys::Pmem2Api& p, int fd, pmem2_map** map, bool* page) {
   pmem2_source* src = nullptr;
   pmem2_config* cfg = nullptr;
-  int rc = pmem2_source_from_fd(&src, fd);
-  if (rc == 0) rc = pmem2_config_new(&cfg);
-  if (rc == 0) rc = pmem2_config_set_required_store_granularity(cfg, PMEM2_GRANULARITY_CACHE_LINE);
-  if (rc == 0) rc = pmem2_map_new(map, cfg, src);
+  int rc = p.source_from_fd(&src, fd);
+  if (rc == 0) rc = p.config_new(&cfg);
+  if (rc == 0) rc = p.config_set_required_store_granularity(cfg, PMEM2_GRANULARITY_CACHE_LINE);
+  if (rc == 0) rc = p.map_new(map, cfg, src);
   *page = rc == PMEM2_E_GRANULARITY_NOT_SUPPORTED;
-  if (*page) rc = pmem2_config_set_required_store_granularity(cfg, PMEM2_GRANULARITY_PAGE);
-  if (*page && rc == 0) rc = pmem2_map_new(map, cfg, src);
-  if (cfg) pmem2_config_delete(&cfg);
-  if (src) pmem2_source_delete(&src);
+  if (*page) rc = p.config_set_required_store_granularity(cfg, PMEM2_GRANULARITY_PAGE);
+  if (*page && rc == 0) rc = p.map_new(map, cfg, src);
+  if (cfg) p.config_delete(&cfg);
+  if (src) p.source_delete(&src);
   return rc;
 }
 
 class PmemStore final : public FileBackedStore {
  public:
-  PmemStore(BackingFile file, pmem2_map* map, uint64_t bytes, std::string mode, bool remove)
+  PmemStore(const sys::Pmem2Api& p, BackingFile file, pmem2_map* map, uint64_t bytes,
+            std::string mode, bool remove)
       : FileBackedStore(file, bytes / kStorePage, std::move(mode), remove),
+        pmem2_(p),
         map_(map),
-        base_(static_cast<unsigned char*>(pmem2_map_get_address(map))),
-        page_granularity_(pmem2_map_get_store_granularity(map) == PMEM2_GRANULARITY_PAGE),
-        memcpy_(pmem2_get_memcpy_fn(map)),
-        persist_(pmem2_get_persist_fn(map)),
-        drain_(pmem2_get_drain_fn(map)) {}
+        base_(static_cast<unsigned char*>(p.map_get_address(map))),
+        page_granularity_(p.map_get_store_granularity(map) == PMEM2_GRANULARITY_PAGE),
+        memcpy_(p.get_memcpy_fn(map)),
+        persist_(p.get_persist_fn(map)),
+        drain_(p.get_drain_fn(map)) {}
   // Channels must be closed before their store; the file closes after the map.
-  ~PmemStore() override { pmem2_map_delete(&map_); }
+  ~PmemStore() override { pmem2_.map_delete(&map_); }
 
   const char* kind() const override { return "pmem"; }
   [[nodiscard]] std::unique_ptr<StoreChannel> open_channel(unsigned depth) override;
@@ -85,6 +88,7 @@ class PmemStore final : public FileBackedStore {
   }
 
  private:
+  const sys::Pmem2Api& pmem2_;  // the process's table (sys::pmem2_api()), never unloaded
   pmem2_map* map_;
   unsigned char* base_;
   bool page_granularity_;
@@ -163,24 +167,25 @@ int log_fail(const std::string& path, const char* what, int err) {
 }
 
 // Maps an opened backing file. On success *bytes is the usable size.
-int map_backing(const BackingFile& f, pmem2_map** map, bool* page, uint64_t* bytes) {
+int map_backing(const sys::Pmem2Api& p, const BackingFile& f, pmem2_map** map, bool* page,
+                uint64_t* bytes) {
   if (f.device && !f.chardev)
     return log_fail(f.path,
                     "libpmem2 cannot map a block device: use devdax (/dev/daxX.Y) "
                     "or a file on a filesystem mounted with -o dax",
                     -EINVAL);
-  int rc = map_fd(f.fd, map, page);
+  int rc = map_fd(p, f.fd, map, page);
   if (rc != 0) {
     // libpmem2 leaves its message empty for some failures: then the errno's text.
-    const char* msg = pmem2_errormsg();
+    const char* msg = p.errormsg();
     MTIER_LOG_ERROR("pmem store %s: cannot map: %s", f.path.c_str(),
                     msg && *msg ? msg : strerror(-pmem2_errno(rc)));
     return pmem2_errno(rc);
   }
-  uint64_t size = pmem2_map_get_size(*map) / kStorePage * kStorePage;
+  uint64_t size = p.map_get_size(*map) / kStorePage * kStorePage;
   *bytes = f.bytes ? f.bytes : size;
   if (*bytes <= size && *bytes > 0) return 0;
-  pmem2_map_delete(map);
+  p.map_delete(map);
   return log_fail(f.path, "requested size is larger than the device", -EINVAL);
 }
 
@@ -197,12 +202,19 @@ std::string pmem_mode(const BackingFile& f, bool page) {
 }  // namespace
 
 std::unique_ptr<Store> open_pmem_store(const StoreOptions& opts, int* err) {
+  const char* why = "";
+  const sys::Pmem2Api* p = sys::pmem2_api(&why);
+  if (!p) {
+    MTIER_LOG_ERROR("pmem store %s: %s", opts.path.c_str(), why);
+    *err = -ELIBACC;
+    return nullptr;
+  }
   BackingFile f;
   pmem2_map* map = nullptr;
   bool page = false;
   uint64_t bytes = 0;
   int rc = open_backing_file(opts, "pmem store", &f);
-  if (rc == 0) rc = map_backing(f, &map, &page, &bytes);
+  if (rc == 0) rc = map_backing(*p, f, &map, &page, &bytes);
   if (rc < 0) {
     close_backing_file(&f, true);
     *err = rc;
@@ -210,7 +222,7 @@ std::unique_ptr<Store> open_pmem_store(const StoreOptions& opts, int* err) {
   }
   std::string mode = pmem_mode(f, page);
   *err = 0;
-  return std::make_unique<PmemStore>(std::move(f), map, bytes, std::move(mode),
+  return std::make_unique<PmemStore>(*p, std::move(f), map, bytes, std::move(mode),
                                      opts.remove_on_close);
 }
 

@@ -66,7 +66,8 @@ struct StoreOptions {
 
 // Open a store. On failure *err is -errno and a message was logged naming
 // the path and the reason. A PMem store is unavailable (-ENOTSUP) when the
-// build has no libpmem2.
+// build has no libpmem2, and cannot be set up (-ELIBACC) when libpmem2.so.1
+// cannot be loaded (it is dlopened on the first set-up, not linked).
 std::unique_ptr<Store> open_file_store(const StoreOptions& opts, int* err);
 std::unique_ptr<Store> open_pmem_store(const StoreOptions& opts, int* err);
 

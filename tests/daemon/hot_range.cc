@@ -13,7 +13,9 @@
 // waits for it) and "ok" at the end; any mismatch: exit 1 with the word.
 // With --go-file PATH it starts its rounds only once PATH exists (a test
 // that records it by pid creates PATH once the recording runs, so that the
-// first round's read-back of the hot range is in the recording).
+// first round's read-back of the hot range is in the recording). With
+// --stop-file PATH its rounds end early once PATH exists (a test that has
+// seen what it wanted need not wait out --seconds on a loaded machine).
 // Options come from MTIER_* variables (mtier.conf(5)).
 #include <getopt.h>
 #include <unistd.h>
@@ -84,12 +86,14 @@ int main(int argc, char** argv) {
   double seconds = 5;
   bool sweep = false, prefetch = false;
   const char* go_file = nullptr;
+  const char* stop_file = nullptr;
   static const struct option longs[] = {{"mib", required_argument, nullptr, 'm'},
                                         {"hot-percent", required_argument, nullptr, 'p'},
                                         {"seconds", required_argument, nullptr, 's'},
                                         {"sweep", no_argument, nullptr, 'w'},
                                         {"prefetch", no_argument, nullptr, 'f'},
                                         {"go-file", required_argument, nullptr, 'g'},
+                                        {"stop-file", required_argument, nullptr, 'S'},
                                         {nullptr, 0, nullptr, 0}};
   for (int c; (c = getopt_long(argc, argv, "", longs, nullptr)) != -1;) {
     if (c == 'm') mib = strtoul(optarg, nullptr, 10);
@@ -98,6 +102,7 @@ int main(int argc, char** argv) {
     else if (c == 'w') sweep = true;
     else if (c == 'f') prefetch = true;
     else if (c == 'g') go_file = optarg;
+    else if (c == 'S') stop_file = optarg;
     else return 2;
   }
   Table hot, cold;
@@ -114,7 +119,8 @@ int main(int argc, char** argv) {
   size_t pages = (mib << 20) / 4096, hot_pages = pages * hot_percent / 100;
   auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   uint64_t sink = 0, rounds = 0;
-  while (std::chrono::steady_clock::now() < end) {
+  while (std::chrono::steady_clock::now() < end &&
+         !(stop_file && access(stop_file, F_OK) == 0)) {
     if (sweep) {
       sink += touch(hot, 0, pages) + touch(cold, 0, pages);
     } else {

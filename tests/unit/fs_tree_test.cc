@@ -678,7 +678,7 @@ TEST(Prometheus, EveryLineFollowsTheFormat) {
 
 TEST(Prometheus, DaemonDown) {
   EXPECT_EQ(prometheus_text(nullptr),
-            "# HELP mtier_daemon_up 1 if mtierd answered mtierfs' last status request, else 0\n"
+            "# HELP mtier_daemon_up 1 if mtierd answered (mtierfs: its last status request), else 0\n"
             "# TYPE mtier_daemon_up gauge\nmtier_daemon_up 0\n");
   check_exposition(prometheus_text(nullptr));
   // A document with nothing in it still gives valid text.

@@ -160,7 +160,7 @@ if [ $# -eq 0 ]; then
       workload_test | oracle_test | plot_test | kernel_env_test | ipc_wire_test | perf_test | \
         rate_control_test | address_map_test | policy_test | daemon_config_test | \
         daemon_pins_test | recording_test | report_test | heatmap_chart_test | heat_view_test | \
-        fs_tree_test | clock_test) continue ;;
+        fs_tree_test | clock_test | sample_config_test) continue ;;
     esac
     set -- "$@" "$t"
   done
@@ -219,6 +219,18 @@ if MKE2FS=$(PATH=$PATH:/usr/sbin:/sbin command -v mke2fs); then
   [ -f /etc/mke2fs.conf ] && cp /etc/mke2fs.conf "$ROOT/etc/"
 else
   say "no mke2fs here: no fsdax filesystem inside"
+fi
+# libpmem2: the PMem store dlopens it (src/sys/pmem2_api.h), so no program's
+# ldd lists it; the library and what it links, to the same paths inside
+# (awk reads all of ldconfig -p: quitting early would SIGPIPE it under pipefail).
+PMEM2_LIB=$(PATH=$PATH:/usr/sbin:/sbin ldconfig -p 2>/dev/null | awk '$1 == "libpmem2.so.1" && $NF ~ /^\// && !n++ { print $NF }')
+if [ -n "$PMEM2_LIB" ]; then
+  copy_path "$PMEM2_LIB"
+  for lib in $(ldd "$PMEM2_LIB" | awk '$2 == "=>" && $3 ~ /^\// { print $3; next } $1 ~ /^\// { print $1 }'); do
+    copy_path "$lib"
+  done
+else
+  say "no libpmem2.so.1 here: the PMem store tests inside fail to set up the store"
 fi
 # Not every library shows in ldd output as the dynamic loader's canonical path.
 [ -e "$ROOT/lib64/ld-linux-x86-64.so.2" ] || copy_path /lib64/ld-linux-x86-64.so.2
