@@ -38,7 +38,6 @@ struct Client {
   unsigned weight = 1;
   std::string job;  // REGISTER's: the job it is a rank of ("" none); grouped with the uid
   int32_t rank = -1;
-  uint32_t job_number = 0;  // this tick's number of (uid, job), 0 none (Server::number_jobs)
   std::unique_ptr<ipc::Segment> segment;
   std::unique_ptr<ipc::OrderRing> ring;  // producer side
   std::vector<ipc::TableEntry> tables;   // directory as last read

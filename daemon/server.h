@@ -105,7 +105,8 @@ class Server {
   // read, widened to whole heat extents (policy.h). May throw (guarded by
   // plan_and_order).
   void fill_view(Client& c, const ScanWindow* windows, policy::ProcessView* pv);
-  void number_jobs(const std::vector<Client*>& order, policy::NodeView* node);
+  // Sets node->procs[i].job: equal for the ranks of one job (same user, same name).
+  void number_jobs(const std::vector<Client*>& order, policy::NodeView* node) const;
   void close_all();
   void open_heat_source(Client& c);
   // Which heat source kind to use, or nullptr: the config's choice among

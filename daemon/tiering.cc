@@ -374,15 +374,13 @@ void Server::update_rates(double elapsed_s) {
 // The ranks of one job are the registered processes of one user that name
 // the same job: another user's processes never share a budget with them,
 // whatever name they give. Numbers 1.. in the order met, for this tick.
-void Server::number_jobs(const std::vector<Client*>& order, policy::NodeView* node) {
+void Server::number_jobs(const std::vector<Client*>& order, policy::NodeView* node) const {
   std::map<std::pair<uid_t, std::string>, uint32_t> numbers;
   for (size_t i = 0; i < order.size(); i++) {
-    Client& c = *order[i];
-    c.job_number = 0;
+    const Client& c = *order[i];
     if (c.job.empty()) continue;
     auto [it, added] = numbers.try_emplace({c.uid, c.job}, static_cast<uint32_t>(numbers.size() + 1));
-    c.job_number = it->second;
-    node->procs[i].job = c.job_number;
+    node->procs[i].job = it->second;
   }
 }
 

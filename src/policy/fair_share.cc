@@ -102,6 +102,7 @@ struct Holder {
   uint64_t own = 0;             // their own budgets, summed (0 if one is 0: no cap)
   uint64_t demand = 0;          // their touched pages, summed, capped by `own`
   unsigned weight = 0;          // their weights, summed (fair_share clamps to 1000)
+  bool uncapped = false;        // a member has no own budget
 };
 
 std::vector<Holder> holders_of(const NodeView& node, const std::vector<uint64_t>& touched) {
@@ -117,14 +118,16 @@ std::vector<Holder> holders_of(const NodeView& node, const std::vector<uint64_t>
       if (pv.job != 0) job_at.emplace_back(pv.job, k);
     }
     Holder& x = h[k];
-    bool capped = x.members.empty() || x.own > 0;
-    x.own = capped && pv.own_budget_pages > 0 ? x.own + pv.own_budget_pages : 0;
+    x.uncapped |= pv.own_budget_pages == 0;
+    x.own += pv.own_budget_pages;
     x.members.push_back(p);
     x.demand += touched[p];
     x.weight += std::clamp(pv.weight, 1u, 1000u);
   }
-  for (Holder& x : h)
+  for (Holder& x : h) {
+    if (x.uncapped) x.own = 0;
     if (x.own > 0) x.demand = std::min(x.demand, x.own);
+  }
   return h;
 }
 
