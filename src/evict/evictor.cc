@@ -322,7 +322,14 @@ void Evictor::write_back(unsigned s, std::vector<PageRef>& group, int* err, uint
       }
       uint64_t slot = PageWord::slot(core_.word(v.table, v.page).load());
       void* buf = ch.buffer(static_cast<unsigned>(ios.size()));
-      memcpy(buf, core_.alias_of(v.table, v.page), kPageSize);
+      // Through the memfd, not the alias (Region::read: no TLB shootdown at
+      // the punch). A failed read fails the page's write-back.
+      if (int rc = core_.region->read(core_.region_offset(v.table, v.page), buf, kPageSize);
+          rc < 0) {
+        results[k] = rc;
+        if (!*err) *err = rc;
+        continue;
+      }
       record_page_sum(v.table, v.page, buf);  // the bytes written (a write may race)
       ios.push_back({slot, buf, 0});
     }
@@ -331,7 +338,7 @@ void Evictor::write_back(unsigned s, std::vector<PageRef>& group, int* err, uint
       if (rc < 0 && !*err) *err = rc;
     }
     for (size_t k = 0, io = 0; k < n; k++)
-      if (results[k] != kFreeing) results[k] = ios[io++].result;
+      if (results[k] == 0) results[k] = ios[io++].result;
     std::vector<PageRef> chunk(group.begin() + i, group.begin() + i + n);
     for_each_run(chunk, [&](size_t a, size_t b) {
       *freed += finish_run(&chunk[a], &results[a], b - a);

@@ -35,9 +35,16 @@ class ClockHand {
   static constexpr uint8_t kKeepHint = 128;
   // Completed rotations since creation (for heat decay).
   uint64_t rotations() const { return rotations_; }
+  // madvise calls made so far (each is a TLB shootdown): for tests.
+  uint64_t zap_calls() const { return zap_calls_; }
 
  private:
   void flush_zap();
+  void zap_page(char* a);
+  void span(char* a);
+  // A zap's extent at most (its page-table walk stays short; beyond 33
+  // pages the kernel flushes the whole TLB anyway).
+  static constexpr uint64_t kMaxZapBytes = 8ull << 20;
 
   Core& core_;
   bool decay_;
@@ -46,6 +53,9 @@ class ClockHand {
   uint64_t rotations_ = 0;
   char* zap_start_ = nullptr;
   uint64_t zap_len_ = 0;
+  uint64_t zap_calls_ = 0;
+  uint64_t zap_pages_ = 0;      // referenced pages in the pending zap (sampled_pages)
+  char* span_end_ = nullptr;    // the pending zap may grow to a page at this address
 };
 
 }  // namespace mtier

@@ -47,6 +47,10 @@ Region::~Region() {
 
 int Region::punch(uint64_t off, uint64_t len) const { return sys::memfd_punch(memfd_, off, len); }
 
+int Region::read(uint64_t off, void* buf, uint64_t len) const {
+  return sys::read_at(memfd_, off, buf, len);
+}
+
 long Region::resident_pages(uint64_t off, uint64_t len) const {
   return sys::resident_pages(alias_ + off, len);
 }

@@ -49,6 +49,20 @@ int memfd_punch(int fd, uint64_t off, uint64_t len) {
              : -errno;
 }
 
+int read_at(int fd, uint64_t off, void* buf, size_t len) {
+  auto* p = static_cast<char*>(buf);
+  while (len) {
+    ssize_t n = pread(fd, p, len, static_cast<off_t>(off));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return -errno;
+    if (n == 0) return -EIO;
+    p += n;
+    off += static_cast<uint64_t>(n);
+    len -= static_cast<size_t>(n);
+  }
+  return 0;
+}
+
 void* map_shared(int fd, size_t len) {
   void* p = raw_mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
   return p == MAP_FAILED ? nullptr : p;

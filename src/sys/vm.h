@@ -12,6 +12,9 @@ namespace mtier::sys {
 [[nodiscard]] int memfd_open(const char* name, uint64_t size);
 // Gives the memory behind [off, off+len) back to the system at once.
 [[nodiscard]] int memfd_punch(int fd, uint64_t off, uint64_t len);
+// Reads [off, off+len) of fd into buf (pread, retried on EINTR and short
+// reads; a hole reads as zeros). 0, -EIO at end of file, or -errno.
+[[nodiscard]] int read_at(int fd, uint64_t off, void* buf, size_t len);
 // Maps fd shared at [0, len). Returns the address or nullptr (errno set).
 void* map_shared(int fd, size_t len);
 // Reserves address space only: PROT_NONE, MAP_NORESERVE.

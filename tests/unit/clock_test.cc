@@ -3,7 +3,9 @@
 // unreferenced ones are cold, and with the daemon's hints a page it keeps is
 // passed over untouched: neither cold nor zapped (a zap would only cost the
 // page a MINOR fault; at a 100% budget that made a replay 0.65x as fast).
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <memory>
@@ -137,6 +139,63 @@ TEST_F(ClockTest, PinnedPagesAreNeverColdNorZapped) {
   for (uint64_t p = 0; p < kPages; p++) unpin(t_->words[p], 1);
   hand.sweep(kPages, &cold, kPages);
   EXPECT_EQ(cold.size(), kPages / 2);
+}
+
+}  // namespace
+}  // namespace mtier
+
+namespace mtier {
+namespace {
+
+// Whether the trainer's view of page p has a page-table entry
+// (/proc/self/pagemap, bit 63: present).
+bool mapped(const Table* t, uint64_t p) {
+  int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+  uint64_t entry = 0;
+  auto addr = reinterpret_cast<uintptr_t>(t->page_addr(p));
+  bool ok = fd >= 0 && pread(fd, &entry, sizeof entry, static_cast<off_t>(addr / 4096 * 8)) == 8;
+  if (fd >= 0) close(fd);
+  return ok && (entry >> 63);
+}
+
+TEST_F(ClockTest, OneZapSpansTheUnreferencedPagesBetweenReferencedOnes) {
+  // Every page mapped in the trainer's view, as after its first access.
+  for (uint64_t p = 0; p < kPages; p++) *t_->page_addr(p) = 1;
+  for (uint64_t p = 0; p < kPages; p++) ASSERT_TRUE(mapped(t_, p)) << p;
+  ClockHand hand(*core_, false);
+  std::vector<PageRef> cold;
+  hand.sweep(kPages, &cold, kPages);
+  // The referenced (even) pages and the cold ones between them in one
+  // madvise: a scattered working set costs one TLB shootdown a sweep.
+  EXPECT_EQ(hand.zap_calls(), 1u);
+  EXPECT_EQ(core_->counters.sampled_pages.load(), kPages / 2) << "counts referenced pages only";
+  for (uint64_t p = 0; p < kPages - 1; p++) EXPECT_FALSE(mapped(t_, p)) << p;
+}
+
+TEST_F(ClockTest, AZapNeverSpansAPinnedOrKeptPage) {
+  for (uint64_t p = 0; p < kPages; p++) *t_->page_addr(p) = 1;
+  pin(t_->words[5], 1);
+  keep(9);
+  ClockHand hand(*core_, false);
+  std::vector<PageRef> cold;
+  hand.sweep(kPages, &cold, kPages, -1, true);
+  EXPECT_TRUE(mapped(t_, 5)) << "pinned: the batch that named it is about to read it";
+  EXPECT_TRUE(mapped(t_, 9)) << "kept by the daemon: no MINOR fault for it";
+  EXPECT_FALSE(mapped(t_, 4));
+  EXPECT_FALSE(mapped(t_, 6));
+  EXPECT_FALSE(mapped(t_, 10));
+  EXPECT_EQ(hand.zap_calls(), 3u);  // 0-4, 6-8, 10-14
+  unpin(t_->words[5], 1);
+}
+
+TEST_F(ClockTest, ATableNamedAheadKeepsEveryPageMapped) {
+  for (uint64_t p = 0; p < kPages; p++) *t_->page_addr(p) = 1;
+  t_->named_ahead.store(true);
+  ClockHand hand(*core_, false);
+  std::vector<PageRef> cold;
+  hand.sweep(kPages, &cold, kPages);
+  EXPECT_EQ(hand.zap_calls(), 0u);
+  for (uint64_t p = 0; p < kPages; p++) EXPECT_TRUE(mapped(t_, p)) << p;
 }
 
 }  // namespace
