@@ -58,6 +58,9 @@ class Progress {
   // since the last draw, or when done reaches total.
   void update(uint64_t done);
   void update(uint64_t done, uint64_t total);
+  // A new label for the phase (a count in it changed); the clock goes on,
+  // and the next update() draws it.
+  void relabel(std::string label) { label_ = std::move(label); }
   // A whole log line (no trailing newline needed): on a terminal the live
   // line is erased, the text written, the live line drawn again below it.
   void line(std::string_view text);

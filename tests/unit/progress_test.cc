@@ -104,6 +104,17 @@ TEST(Progress, LogLinesGoAboveTheLiveLine) {
   EXPECT_EQ(f.out, "after\n");  // no live line after clear()
 }
 
+TEST(Progress, RelabelKeepsTheClock) {
+  Fake f;
+  Progress p(f.io(true), false);
+  p.start("record: 0 snapshots", 30, "s");
+  f.t += 12;
+  p.relabel("record: 12 snapshots");
+  f.out.clear();
+  p.update(12);
+  EXPECT_EQ(f.out, "\r\033[Krecord: 12 snapshots 12/30 s (40%), 12s elapsed, about 18s left");
+}
+
 TEST(Progress, NotATerminalOnlyLogLines) {
   Fake f;
   {
