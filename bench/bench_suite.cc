@@ -17,6 +17,7 @@
 #include <cstring>
 #include <fstream>
 #include <filesystem>
+#include <functional>
 #include <memory>
 
 #include "cgroup.h"
@@ -24,6 +25,7 @@
 #include "quantile.h"
 #include "swap_file.h"
 #include "units.h"
+#include "util/progress.h"
 
 namespace mtier::tools::suite {
 namespace {
@@ -84,6 +86,7 @@ struct Context {
   std::string work;          // scratch directory for this run
   unsigned seq = 0;
   uint64_t batches = 0, lookups = 0;  // what every run must replay
+  std::function<void()> tick;         // called about every second while a run goes on
 };
 
 std::vector<std::string> child_args(Context& c, Config cfg, unsigned lookahead, uint64_t budget,
@@ -177,6 +180,7 @@ Run run_child(Context& c, Config cfg, unsigned lookahead, uint64_t budget, bench
       break;
     }
     int n = poll(fds, 2, static_cast<int>(std::min<long long>(left, 1000)));
+    if (c.tick) c.tick();
     if (n < 0 && errno != EINTR) {
       run.failure = std::string("poll: ") + strerror(errno);
       kill(pid, SIGKILL);
@@ -337,8 +341,21 @@ std::vector<uint64_t> replay_references(const bench::Trace& t, uint64_t* replay_
   return refs;
 }
 
-void progress(const SuiteOptions& o, const char* fmt, const std::string& a, const std::string& b) {
-  if (!o.quiet) fprintf(stderr, fmt, a.c_str(), b.c_str());
+// The runs still to come from cell i of budget b in repeat `rep` on (each
+// repeat starts with the all-DRAM run when there is one): the progress
+// line's total shrinks as cells time out and are not run again.
+uint64_t runs_from(const SuiteResults& r, bool dram, unsigned repeats, unsigned rep, size_t b,
+                   size_t i) {
+  uint64_t n = 0;
+  for (unsigned k = rep; k <= repeats; k++) {
+    if (k > rep && dram) n++;
+    for (size_t bi = k == rep ? b : 0; bi < r.budgets.size(); bi++) {
+      const std::vector<Cell>& cells = r.budgets[bi].cells;
+      for (size_t ci = k == rep && bi == b ? i : 0; ci < cells.size(); ci++)
+        n += cells[ci].skipped.empty() && !cells[ci].stopped;
+    }
+  }
+  return n;
 }
 
 std::string run_line(const Run& run) {
@@ -418,17 +435,24 @@ int run_suite(const SuiteOptions& o, SuiteResults* r, std::string* err) {
   sa.sa_handler = on_interrupt;
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
 
+  // Log lines on stderr (unless -q); on a terminal, a live line under
+  // them with the oracle's and then the runs' done/total and time left.
+  progress::Progress pr(progress::stderr_io(), o.quiet);
   bench::Trace trace;
   if (prepare_trace(o, &c, r, &trace, err) < 0) return 1;
   r->machine = machine_line(o.dir);
-  progress(o, "bench suite: workload %s%s\n", r->spec.describe(), "");
-  progress(o, "bench suite: trace %s\n", r->locality, "");
+  pr.line("bench suite: workload " + r->spec.describe());
+  pr.line("bench suite: trace " + r->locality);
 
   // The oracle, at every budget.
   std::vector<uint64_t> refs = replay_references(trace, &r->references);
   std::vector<uint64_t> caps;
   for (unsigned pct : o.budgets) caps.push_back(std::max<uint64_t>(1, c.table_bytes * pct / 100 / kPage));  // = BudgetResult::bytes
-  std::vector<bench::OracleResult> oracle = bench::simulate(refs, caps);
+  pr.start("bench suite: oracle (MIN and LRU)", 0, "page references");
+  bench::OracleProgress on_oracle;
+  if (pr.live()) on_oracle = [&pr](uint64_t done, uint64_t total) { pr.update(done, total); };
+  std::vector<bench::OracleResult> oracle = bench::simulate(refs, caps, on_oracle);
+  pr.clear();
   for (auto& res : oracle) res.references = r->references;  // the replay's: see replay_references
   refs.clear();
   refs.shrink_to_fit();
@@ -437,8 +461,8 @@ int run_suite(const SuiteOptions& o, SuiteResults* r, std::string* err) {
   // The device, before anything else uses the disk; without it the
   // device-bound times (and the goal on them) are not given.
   if (o.device_bytes) {
-    progress(o, "bench suite: measuring the device: QD32 random 4 KiB writes and reads of a %s file in %s\n",
-             mib(o.device_bytes), o.dir);
+    pr.line("bench suite: measuring the device: QD32 random 4 KiB writes and reads of a " +
+            mib(o.device_bytes) + " file in " + o.dir);
     r->device = measure_device(c.work, o.device_bytes);
     if (!r->device.ok) r->notes.push_back("device: " + r->device.failure);
   } else {
@@ -463,7 +487,7 @@ int run_suite(const SuiteOptions& o, SuiteResults* r, std::string* err) {
   bool want_swap = cg_ok && std::find(o.configs.begin(), o.configs.end(), Config::kSwap) != o.configs.end();
   if (want_swap) {
     uint64_t swap_bytes = c.table_bytes + c.table_bytes / 4 + (64ull << 20);
-    progress(o, "bench suite: making a %s swap file in %s\n", mib(swap_bytes), c.work);
+    pr.line("bench suite: making a " + mib(swap_bytes) + " swap file in " + c.work);
     std::string why;
     if (bench::SwapFile::create(c.work + "/swapfile", swap_bytes, &c.swap, &why) < 0) {
       *err = "the swap configuration needs a swap file: " + why + "; leave it out with --configs";
@@ -506,11 +530,17 @@ int run_suite(const SuiteOptions& o, SuiteResults* r, std::string* err) {
   if (!want_dram) r->dram.skipped = "not asked for (--configs)";
   if (o.slack) set_slack(o.slack, "--slack");
 
+  uint64_t done = 0;
+  pr.start("bench suite: runs", (want_dram ? 1 : 0) + runs_from(*r, want_dram, o.repeats, 1, 0, 0), "");
+  c.tick = [&] { pr.update(done); };  // the times go on during a long run
   for (unsigned rep = 1; rep <= o.repeats; rep++) {
     std::string tag = "run " + std::to_string(rep) + "/" + std::to_string(o.repeats);
     if (want_dram) {
       r->dram.runs.push_back(run_child(c, Config::kDram, 0, 0, nullptr));
-      progress(o, "bench suite: %s dram: %s\n", tag, run_line(r->dram.runs.back()));
+      // The count first: the live line drawn again under the log line has it.
+      done++;
+      pr.update(done, done + runs_from(*r, want_dram, o.repeats, rep, 0, 0));
+      pr.line("bench suite: " + tag + " dram: " + run_line(r->dram.runs.back()));
     }
     if (!slack) {
       const Run& first = r->dram.runs.empty() ? Run() : r->dram.runs.front();
@@ -521,8 +551,10 @@ int run_suite(const SuiteOptions& o, SuiteResults* r, std::string* err) {
       else
         set_slack((16ull << 20) + 2 * c.trace_bytes, "16 MiB + 2x the trace: no all-DRAM run to measure");
     }
-    for (auto& b : r->budgets) {
-      for (auto& cell : b.cells) {
+    for (size_t bi = 0; bi < r->budgets.size(); bi++) {
+      BudgetResult& b = r->budgets[bi];
+      for (size_t ci = 0; ci < b.cells.size(); ci++) {
+        Cell& cell = b.cells[ci];
         if (!cell.skipped.empty() || cell.stopped || g_interrupted) continue;
         std::unique_ptr<bench::MemoryCgroup> cg;
         if (cg_ok) {
@@ -533,13 +565,12 @@ int run_suite(const SuiteOptions& o, SuiteResults* r, std::string* err) {
           if (bench::MemoryCgroup::create(c.cg, cg_tag + std::to_string(b.pct),
                                           b.cgroup_limit, swap, swap ? 60 : 0, cg.get(), &why) < 0) {
             cell.runs.push_back(Run{false, "cgroup: " + why, {}});
+            done++;
+            pr.update(done, done + runs_from(*r, want_dram, o.repeats, rep, bi, ci + 1));
             continue;
           }
         }
         cell.runs.push_back(run_child(c, cell.config, cell.lookahead, b.bytes, cg.get()));
-        progress(o, ("bench suite: " + tag + " %s: %s\n").c_str(),
-                 cell.name() + " at " + std::to_string(b.pct) + "%",
-                 run_line(cell.runs.back()));
         // A run that timed out is not repeated, nor run at smaller budgets.
         if (!cell.runs.back().ok && cell.runs.back().failure.rfind("timed out", 0) == 0) {
           cell.stopped = true;
@@ -549,9 +580,15 @@ int run_suite(const SuiteOptions& o, SuiteResults* r, std::string* err) {
                 if (lc.config == cell.config && lc.lookahead == cell.lookahead && lc.skipped.empty())
                   lc.skipped = "timed out at the " + std::to_string(b.pct) + "% budget";
         }
+        done++;
+        pr.update(done, done + runs_from(*r, want_dram, o.repeats, rep, bi, ci + 1));
+        pr.line("bench suite: " + tag + " " + cell.name() + " at " + std::to_string(b.pct) + "%: " +
+                run_line(cell.runs.back()));
       }
     }
   }
+  pr.clear();
+  c.tick = nullptr;
   std::string why;
   if (!c.swap.path().empty() && c.swap.destroy(&why) < 0) r->notes.push_back("swap file: " + why);
   if (g_interrupted) {

@@ -51,7 +51,7 @@ struct SuiteOptions {
   bool json = false;
   std::string plot;              // PNG path ("" = none)
   std::string self;              // this program (for the child runs)
-  bool quiet = false;            // no progress lines
+  bool quiet = false;            // no progress on stderr
 };
 
 struct Run {
@@ -111,7 +111,8 @@ struct SuiteResults {
   bool data_identical = true;              // every run's loss and checksum equal the baseline's
 };
 
-// Runs everything; progress lines go to stderr. Returns 0, or 1 with *err
+// Runs everything; progress goes to stderr (a line per step unless quiet;
+// on a terminal a live line too: util/progress.h). Returns 0, or 1 with *err
 // when the suite cannot run at all (bad trace, nothing to compare).
 int run_suite(const SuiteOptions& o, SuiteResults* r, std::string* err);
 void evaluate_goals(SuiteResults* r);

@@ -146,6 +146,26 @@ struct HeapEntry<uint32_t> {
   static uint32_t page(Type e) { return static_cast<uint32_t>(e); }
 };
 
+// Counts the references the passes step through and tells the caller's
+// OracleProgress, if any, every kChunk of them (a masked test in the loops:
+// no measurable cost) and at each pass's end.
+struct Meter {
+  static constexpr size_t kChunk = size_t{1} << 20;
+  explicit Meter(const OracleProgress& f) : fn(f) {}
+  const OracleProgress& fn;
+  uint64_t done = 0, total = 0;
+  // In a loop over i: a chunk ends at i.
+  void at(size_t i) {
+    if (((i + 1) & (kChunk - 1)) == 0) add(kChunk);
+  }
+  // A pass of n references is over: what at() has not counted yet.
+  void pass_end(size_t n) { add(n & (kChunk - 1)); }
+  void add(uint64_t k) {
+    done += k;
+    if (fn) fn(done, total);
+  }
+};
+
 // Renumbers refs into *ids (sized like refs) in order of first reference;
 // returns the number of distinct pages. Page numbers from a layout are
 // dense (below total_pages), so when the largest is small against the
@@ -181,7 +201,7 @@ uint64_t to_dense_ids(const std::vector<uint64_t>& refs, std::vector<Index>* ids
 // keeps memory O(cap) at O(1) amortized cost.
 template <class Index>
 uint64_t simulate_min(const std::vector<Index>& ids, const std::vector<Index>& next,
-                      uint64_t distinct, uint64_t cap) {
+                      uint64_t distinct, uint64_t cap, Meter* meter) {
   using E = HeapEntry<Index>;
   std::vector<typename E::Type> heap;
   std::vector<uint8_t> resident(distinct, 0);
@@ -208,7 +228,9 @@ uint64_t simulate_min(const std::vector<Index>& ids, const std::vector<Index>& n
       std::erase_if(heap, [now](typename E::Type e) { return E::key(e) <= now; });
       std::make_heap(heap.begin(), heap.end());
     }
+    meter->at(i);
   }
+  meter->pass_end(ids.size());
   return hits;
 }
 
@@ -305,7 +327,8 @@ class SlotSet {
 // enough to stay in cache, and a repack every >= distinct references is
 // O(1) amortized.
 template <class Index>
-std::vector<uint64_t> lru_hits_by_capacity(const std::vector<Index>& ids, uint64_t distinct) {
+std::vector<uint64_t> lru_hits_by_capacity(const std::vector<Index>& ids, uint64_t distinct,
+                                           Meter* meter) {
   std::vector<uint64_t> hits(distinct + 1, 0);
   const size_t slots = std::min<size_t>(ids.size(), 2 * distinct + 1024);
   std::vector<Index> slot_of(distinct, kNever<Index>);  // latest slot of each page
@@ -337,17 +360,27 @@ std::vector<uint64_t> lru_hits_by_capacity(const std::vector<Index>& ids, uint64
     live.insert(now);
     page_at[now] = p;
     slot_of[p] = static_cast<Index>(now++);
+    meter->at(i);
   }
+  meter->pass_end(ids.size());
   for (uint64_t c = 1; c <= distinct; ++c) hits[c] += hits[c - 1];
   return hits;
 }
 
 template <class Index>
 std::vector<OracleResult> simulate_with(const std::vector<uint64_t>& refs,
-                                        const std::vector<uint64_t>& capacities) {
+                                        const std::vector<uint64_t>& capacities,
+                                        const OracleProgress& progress) {
   const size_t n = refs.size();
   std::vector<Index> ids(n);
   const uint64_t distinct = to_dense_ids(refs, &ids);
+  // Numbering, next use and LRU are a pass each; MIN one per capacity that
+  // needs it (which the distinct pages tell: the first report comes after).
+  Meter meter(progress);
+  uint64_t min_passes = 0;
+  for (uint64_t cap : capacities) min_passes += cap > 0 && cap < distinct;
+  meter.total = (3 + min_passes) * uint64_t{n};
+  meter.add(n);
   // next[i]: the position of the next reference to ids[i], by a backward
   // pass remembering each page's nearest later position.
   std::vector<Index> next(n);
@@ -358,7 +391,8 @@ std::vector<OracleResult> simulate_with(const std::vector<uint64_t>& refs,
       later[ids[i]] = static_cast<Index>(i);
     }
   }
-  const std::vector<uint64_t> lru = lru_hits_by_capacity(ids, distinct);
+  meter.add(n);
+  const std::vector<uint64_t> lru = lru_hits_by_capacity(ids, distinct, &meter);
 
   std::vector<OracleResult> out;
   out.reserve(capacities.size());
@@ -373,7 +407,7 @@ std::vector<OracleResult> simulate_with(const std::vector<uint64_t>& refs,
     } else if (cap >= distinct) {
       r.min_hits = n - distinct;  // nothing is ever evicted
     } else {
-      r.min_hits = simulate_min(ids, next, distinct, cap);
+      r.min_hits = simulate_min(ids, next, distinct, cap, &meter);
     }
     out.push_back(r);
   }
@@ -383,17 +417,18 @@ std::vector<OracleResult> simulate_with(const std::vector<uint64_t>& refs,
 }  // namespace
 
 std::vector<OracleResult> simulate(const std::vector<uint64_t>& refs,
-                                   const std::vector<uint64_t>& capacities) {
+                                   const std::vector<uint64_t>& capacities,
+                                   const OracleProgress& progress) {
   // 32-bit positions and ids halve the memory and cache traffic of every
   // array; the wide path is for strings too long for them.
-  if (refs.size() < kNever<uint32_t>) return simulate_with<uint32_t>(refs, capacities);
-  return simulate_with<uint64_t>(refs, capacities);
+  if (refs.size() < kNever<uint32_t>) return simulate_with<uint32_t>(refs, capacities, progress);
+  return simulate_with<uint64_t>(refs, capacities, progress);
 }
 
 namespace detail {
 std::vector<OracleResult> simulate_wide(const std::vector<uint64_t>& refs,
                                         const std::vector<uint64_t>& capacities) {
-  return simulate_with<uint64_t>(refs, capacities);
+  return simulate_with<uint64_t>(refs, capacities, {});
 }
 }  // namespace detail
 

@@ -5,6 +5,7 @@
 // what was possible, not only against another heuristic.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "trace.h"
@@ -41,6 +42,12 @@ struct OracleResult {
   double lru_hit_ratio() const;
 };
 
+// How far simulate() is, for a progress line: references stepped through
+// over all its passes (numbering, next use, LRU, MIN at each capacity that
+// needs it) of their total. Called at each pass's end and every 2^20
+// references within one, on the calling thread; done ends equal to total.
+using OracleProgress = std::function<void(uint64_t done, uint64_t total)>;
+
 // Simulates MIN and LRU for each capacity (pages, >= 1; 0 gives no hits)
 // over the same reference string, computing the next-use index once.
 // Results in the order of `capacities`. Both are stack algorithms, so hits
@@ -49,7 +56,8 @@ struct OracleResult {
 // Cost: O(n log n) for LRU (all capacities in one pass, by stack distance)
 // plus O(n log C) per capacity for MIN; memory O(n).
 std::vector<OracleResult> simulate(const std::vector<uint64_t>& refs,
-                                   const std::vector<uint64_t>& capacities);
+                                   const std::vector<uint64_t>& capacities,
+                                   const OracleProgress& progress = {});
 
 namespace detail {
 // simulate() with 64-bit reference indices and page ids whatever the

@@ -23,6 +23,7 @@
 #include "mtier.h"
 #include "oracle.h"
 #include "quantile.h"
+#include "util/json.h"
 
 namespace mtier::bench {
 namespace {
@@ -246,6 +247,7 @@ void run_batches(const Trace& t, const Tables& tb, const ReplayOptions& o, Repla
         r->lookups += t.batches[i].rows.size();
         batch_ms.push_back(seconds_since(batch_start) * 1e3);
         current = i + 1;
+        if (o.on_batch) o.on_batch(current, t.batches.size());
       }
     }
   };
@@ -377,6 +379,24 @@ std::string format_result(const ReplayResult& r) {
     out += (out.empty() ? "" : " ") + std::string(buf);
   }
   return out;
+}
+
+void write_result_json(json::Writer& j, const ReplayResult& r) {
+  char buf[40];
+  for (const Field& f : kFields) {
+    if (f.u == &ReplayResult::checksum) {
+      snprintf(buf, sizeof buf, "%016" PRIx64, r.checksum);
+      j.str(f.name, buf);
+    } else if (f.u) {
+      j.uint(f.name, r.*f.u);
+    } else if (f.d == &ReplayResult::loss) {
+      snprintf(buf, sizeof buf, "%a", r.loss);
+      j.str(f.name, buf);
+    } else {
+      j.num(f.name, r.*f.d);
+    }
+  }
+  j.num("lookups_per_second", r.lookups_per_second());
 }
 
 bool parse_result(const std::string& line, ReplayResult* r) {

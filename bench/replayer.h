@@ -12,10 +12,15 @@
 // and any memory: the checksums prove that data survived every migration.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "trace.h"
+
+namespace mtier::json {
+class Writer;
+}
 
 namespace mtier::bench {
 
@@ -41,6 +46,9 @@ struct ReplayOptions {
   // replay. lookahead_async: mtier's asynchronous form.
   unsigned lookahead = 0;
   bool lookahead_async = false;
+  // Told after each batch (batches done, of the trace's), on the replay's
+  // first thread, inside the timed replay: for a progress line, so cheap.
+  std::function<void(uint64_t done, uint64_t total)> on_batch;
 };
 
 struct ReplayResult {
@@ -79,5 +87,10 @@ int replay(const Trace& t, const ReplayOptions& o, ReplayResult* r, std::string*
 // suite runs each configuration in a child process and reads this line).
 std::string format_result(const ReplayResult& r);
 bool parse_result(const std::string& line, ReplayResult* r);
+// The same fields as members of the object `j` has open (the keys of
+// format_result, and lookups_per_second): counts as integers, times as
+// numbers, except loss, a string of its exact value in C's %a notation, and
+// checksum, 16 hex digits (both as `mtier bench suite --json` gives them).
+void write_result_json(json::Writer& j, const ReplayResult& r);
 
 }  // namespace mtier::bench

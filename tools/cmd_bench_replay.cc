@@ -1,5 +1,6 @@
 // mtier bench replay: replays a trace file once on one kind of table memory
-// and prints the result as one "result key=value ..." line. The suite runs
+// and prints the result as one "result key=value ..." line (or, with --json,
+// one JSON object). The suite runs
 // each configuration through it in a child process (so that a cgroup limit,
 // an OOM kill or mtier's engine stay with that configuration); it is also
 // useful alone.
@@ -11,6 +12,8 @@
 
 #include "replayer.h"
 #include "trace.h"
+#include "util/json.h"
+#include "util/progress.h"
 
 namespace mtier::tools {
 
@@ -21,7 +24,8 @@ void usage(FILE* out) {
           "usage: mtier bench replay --trace FILE [--backing KIND] [OPTIONS]\n\n"
           "Replays an embedding trace (written by `mtier bench trace -o`) as embedding-bag\n"
           "forward and SGD backward passes, and prints one line:\n"
-          "  result batches=N lookups=N seconds=S p50_ms=... loss=... checksum=... ...\n\n"
+          "  result batches=N lookups=N seconds=S p50_ms=... loss=... checksum=... ...\n"
+          "On a terminal, stderr shows the batches replayed of all and the time left.\n\n"
           "  --trace FILE       the trace to replay (required)\n"
           "  --backing KIND     malloc (all in DRAM, default), mtier (one mtier table per\n"
           "                     embedding table), file (a file mapped MAP_SHARED: the\n"
@@ -36,6 +40,11 @@ void usage(FILE* out) {
           "                     madvise(MADV_WILLNEED) for file and anon, nothing for malloc\n"
           "  --lookahead-async  mtier: the asynchronous form (each batch waits for its own\n"
           "                     hints just before it runs) instead of the synchronous one\n"
+          "  --json             print one JSON object instead: \"trace\", \"backing\",\n"
+          "                     \"threads\", \"lookahead\", \"lookahead_async\" and \"result\"\n"
+          "                     (the result line's keys and lookups_per_second; loss as a\n"
+          "                     string in %%a notation, checksum as 16 hex digits)\n"
+          "  -q, --quiet        no progress on stderr\n"
           "  -h, --help         this text\n\n"
           "Exit status: 0, 1 when the trace cannot be read or the tables cannot be set up\n"
           "(the reason is printed), 2 for a usage error.\n");
@@ -49,12 +58,14 @@ int bench_replay(int argc, char** argv) {
       {"threads", required_argument, nullptr, 'j'}, {"file", required_argument, nullptr, 'f'},
       {"madv-random", no_argument, nullptr, 'r'},   {"mtier", required_argument, nullptr, 'm'},
       {"lookahead", required_argument, nullptr, 'k'}, {"lookahead-async", no_argument, nullptr, 'a'},
+      {"json", no_argument, nullptr, 'J'},          {"quiet", no_argument, nullptr, 'q'},
       {"help", no_argument, nullptr, 'h'},          {nullptr, 0, nullptr, 0}};
   std::string trace_path;
   bench::ReplayOptions o;
+  bool as_json = false, quiet = false;
   optind = 1;
   int c;
-  while ((c = getopt_long(argc, argv, "h", longopts, nullptr)) != -1) {
+  while ((c = getopt_long(argc, argv, "qh", longopts, nullptr)) != -1) {
     switch (c) {
       case 't': trace_path = optarg; break;
       case 'b':
@@ -84,6 +95,8 @@ int bench_replay(int argc, char** argv) {
         }
         break;
       case 'a': o.lookahead_async = true; break;
+      case 'J': as_json = true; break;
+      case 'q': quiet = true; break;
       case 'h': usage(stdout); return 0;
       default: usage(stderr); return 2;
     }
@@ -104,12 +117,30 @@ int bench_replay(int argc, char** argv) {
     return 1;
   }
   bench::ReplayResult r;
-  if (bench::replay(t, o, &r, &err) < 0) {
+  int rc;
+  {
+    // The suite's children have a pipe for stderr: no progress there.
+    progress::Progress pr(progress::stderr_io(), quiet);
+    pr.start("bench replay:", t.batches.size(), "batches");
+    if (pr.live()) o.on_batch = [&pr](uint64_t done, uint64_t total) { pr.update(done, total); };
+    rc = bench::replay(t, o, &r, &err);
+  }
+  if (rc < 0) {
     fprintf(stderr, "mtier bench replay: %s\n", err.c_str());
     return 1;
   }
-  printf("result %s\n", bench::format_result(r).c_str());
-  return 0;
+  if (!as_json) return printf("result %s\n", bench::format_result(r).c_str()) < 0;
+  json::Writer j;
+  j.begin_object()
+      .str("trace", trace_path)
+      .str("backing", bench::backing_name(o.backing))
+      .uint("threads", o.threads)
+      .uint("lookahead", o.lookahead)
+      .boolean("lookahead_async", o.lookahead_async)
+      .begin_object("result");
+  bench::write_result_json(j, r);
+  j.end_object().end_object();
+  return printf("%s\n", j.text().c_str()) < 0;
 }
 
 }  // namespace mtier::tools

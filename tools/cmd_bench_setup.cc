@@ -6,7 +6,7 @@
 // measured in the same run. What it answers: does a set-up under mtier
 // write at disk bandwidth, and is it at least as fast as the kernel's swap?
 // Each configuration runs in a child of its own (demo_child.h), interleaved,
-// --runs times; the table prints medians.
+// --runs times; the table (or, with --json, one JSON object) gives medians.
 #include <fcntl.h>
 #include <getopt.h>
 #include <sys/stat.h>
@@ -32,6 +32,8 @@
 #include "mtier.h"
 #include "quantile.h"
 #include "units.h"
+#include "util/json.h"
+#include "util/progress.h"
 
 namespace mtier::tools {
 namespace {
@@ -43,12 +45,14 @@ struct Args {
   unsigned runs = 3;
   unsigned timeout_s = 900;
   std::string dir = "/var/tmp";
+  bool json = false;
+  bool quiet = false;
 };
 
 void usage(FILE* out) {
   fprintf(out,
           "usage: mtier bench setup [--tables SIZE] [--count N] [--budget PCT] [--runs N]\n"
-          "                         [--dir DIR] [--timeout S]\n\n"
+          "                         [--dir DIR] [--timeout S] [--json] [-q]\n\n"
           "A DLRM trainer's set-up with tables bigger than the DRAM budget: each of N\n"
           "tables (SIZE in all) is initialised the usual way - a float64 temporary of\n"
           "twice its size written front to back, read back into the float32 table,\n"
@@ -68,6 +72,16 @@ void usage(FILE* out) {
           "  --dir DIR      store and swap file directory, on the disk to measure\n"
           "                 (default /var/tmp)\n"
           "  --timeout S    seconds a run may take before it is killed (default 900)\n"
+          "  --json         print one JSON object instead: \"workload\" (tables,\n"
+          "                 table_bytes, budget_bytes, budget_percent, dir, runs),\n"
+          "                 \"swap\" (skipped: why, or null; environment),\n"
+          "                 \"device\" (write_mb_per_s, null when unknown, and why),\n"
+          "                 \"configurations\" (per row: name, skipped, failed (why, or\n"
+          "                 null), setup_seconds, readback_seconds, written_bytes,\n"
+          "                 write_mb_per_s, of_device, vs_swap, vs_dram (null when not\n"
+          "                 measured), same_data) and \"ok\" (the exit status is 0)\n"
+          "  -q, --quiet    no progress on stderr (otherwise a line per run; and when\n"
+          "                 stderr is a terminal, the runs done of all and the time left)\n"
           "  -h, --help     this text\n\n"
           "Exit status: 0, 1 when a run failed or the data differed, 2 for a usage error.\n");
 }
@@ -225,6 +239,8 @@ int parse_args(int argc, char** argv, Args* a) {
                                     {"runs", required_argument, nullptr, 'r'},
                                     {"dir", required_argument, nullptr, 'd'},
                                     {"timeout", required_argument, nullptr, 'T'},
+                                    {"json", no_argument, nullptr, 'J'},
+                                    {"quiet", no_argument, nullptr, 'q'},
                                     {"help", no_argument, nullptr, 'h'},
                                     {nullptr, 0, nullptr, 0}};
   optind = 1;
@@ -236,7 +252,7 @@ int parse_args(int argc, char** argv, Args* a) {
     *out = static_cast<unsigned>(v);
     return true;
   };
-  while ((c = getopt_long(argc, argv, "h", longopts, nullptr)) != -1) {
+  while ((c = getopt_long(argc, argv, "qh", longopts, nullptr)) != -1) {
     bool ok = true;
     switch (c) {
       case 't': ok = parse_size(optarg, &a->table_bytes) == 0 && a->table_bytes >= (16u << 20); break;
@@ -245,6 +261,8 @@ int parse_args(int argc, char** argv, Args* a) {
       case 'r': ok = number(optarg, 1, 100, &a->runs); break;
       case 'T': ok = number(optarg, 1, 86400, &a->timeout_s); break;
       case 'd': a->dir = optarg; break;
+      case 'J': a->json = true; break;
+      case 'q': a->quiet = true; break;
       case 'h': usage(stdout); return 0;
       default: usage(stderr); return 2;
     }
@@ -261,66 +279,20 @@ int parse_args(int argc, char** argv, Args* a) {
   return -1;
 }
 
-}  // namespace
+// One configuration's row of the report: medians over its runs that
+// completed; -1 where not measured.
+struct Row {
+  std::string name, label;
+  bool skipped = false;       // never run (swap without root, ...)
+  std::string failure;        // every run failed: the first one's reason
+  bool failed = false;        // some run failed
+  bool same = true;           // every completed run left dram's data
+  double setup_s = -1, readback_s = -1, written = -1, rate = -1, of_device = -1;
+  double vs_swap = -1, vs_dram = -1;
+};
 
-int bench_setup(int argc, char** argv) {
-  Args a;
-  if (int rc = parse_args(argc, argv, &a); rc >= 0) return rc;
-  const uint64_t budget = a.table_bytes * a.budget_pct / 100;
-  const uint64_t per = a.table_bytes / a.tables;
-  demo::catch_interrupts();
-  demo::SwapBaseline sb;
-  // The tables, one temporary and room to spare.
-  sb.prepare_file(a.dir + "/mtier-bench-setup-" + std::to_string(getpid()) + ".swap",
-                  a.table_bytes + 2 * per + (256ull << 20));
-  printf("workload: DLRM set-up: %u tables, %s in all, each initialised through a float64\n"
-         "  temporary of twice its size (written front to back, read into the float32 table,\n"
-         "  freed), then every table read once; the program writes %s; DRAM budget %s\n"
-         "  (%u%% of the tables); store and swap in %s; %u runs each, medians\n",
-         a.tables, mib(a.table_bytes).c_str(), mib(3 * a.table_bytes).c_str(), mib(budget).c_str(),
-         a.budget_pct, a.dir.c_str(), a.runs);
-  if (!sb.skipped().empty()) printf("swap: skipped: %s\n", sb.skipped().c_str());
-  else printf("swap: %s\n", sb.environment().c_str());
-  fflush(stdout);
-
-  const char* names[] = {"dram", "swap", "mtier"};
-  std::map<std::string, std::vector<Sample>> samples;
-  std::vector<double> bandwidth;
-  std::string bw_why;
-  for (unsigned run = 0; run < a.runs && !demo::interrupted(); run++) {
-    double bw = sequential_write_mbs(a.dir, std::min<uint64_t>(a.table_bytes, 1ull << 30), &bw_why);
-    if (bw > 0) bandwidth.push_back(bw);
-    for (const char* name : names) {
-      if (demo::interrupted()) break;
-      std::string n = name;
-      fprintf(stderr, "mtier bench setup: run %u/%u: %s...\n", run + 1, a.runs, name);
-      Sample s;
-      if (n == "dram") {
-        s = run_config(a, nullptr, [&](int fd, demo::ChildProgress*) { return plain_child(fd, a); });
-      } else if (n == "swap") {
-        if (!sb.skipped().empty()) continue;
-        bench::MemoryCgroup cg;
-        std::string why;
-        if (sb.make_cgroup("setup", budget + (16ull << 20), &cg, &why) < 0) {
-          s.failure = "the cgroup: " + why;
-        } else {
-          s = run_config(a, &cg, [&](int fd, demo::ChildProgress*) { return plain_child(fd, a); });
-          (void)cg.destroy(&why);
-        }
-      } else {
-        s = run_config(a, nullptr,
-                       [&](int fd, demo::ChildProgress*) { return mtier_child(fd, a, budget); });
-      }
-      if (!s.failure.empty()) fprintf(stderr, "mtier bench setup: %s failed: %s\n", name, s.failure.c_str());
-      samples[n].push_back(s);
-    }
-  }
-  std::string why;
-  (void)sb.teardown(&why);
-
-  double bw = median_or_none(bandwidth);
-  if (bw > 0) printf("device: sequential write %.0f MB/s (4 MiB O_DIRECT writes, fdatasync; median)\n", bw);
-  else printf("device: sequential write bandwidth unknown: %s\n", bw_why.c_str());
+std::vector<Row> rows_of(const Args& a, const char* const (&names)[3],
+                         std::map<std::string, std::vector<Sample>>& samples, double bw) {
   auto med = [&](const std::string& n, double Sample::*f) {
     std::vector<double> v;
     for (const Sample& s : samples[n])
@@ -334,40 +306,198 @@ int bench_setup(int argc, char** argv) {
     return median_or_none(v);
   };
   const std::string want = samples["dram"].empty() ? "" : samples["dram"][0].sum;
-  double swap_setup = med("swap", &Sample::setup_s);
+  double swap_setup = med("swap", &Sample::setup_s), dram_setup = med("dram", &Sample::setup_s);
+  std::vector<Row> rows;
+  for (const char* name : names) {
+    Row r;
+    r.name = name;
+    r.label = r.name == "dram" ? "dram (all in DRAM)" : r.name + " " + std::to_string(a.budget_pct) + "%";
+    if (samples[r.name].empty()) {
+      r.skipped = true;
+      rows.push_back(r);
+      continue;
+    }
+    r.setup_s = med(r.name, &Sample::setup_s);
+    r.readback_s = med(r.name, &Sample::readback_s);
+    r.written = written(r.name);
+    for (const Sample& s : samples[r.name]) {
+      r.failed |= s.setup_s < 0;
+      r.same &= s.setup_s < 0 || s.sum == want;
+    }
+    if (r.setup_s < 0) {
+      r.failure = samples[r.name][0].failure;
+      rows.push_back(r);
+      continue;
+    }
+    r.rate = r.written >= 0 ? r.written / 1e6 / r.setup_s : -1;
+    if (r.rate >= 0 && bw > 0 && r.name != "dram") r.of_device = r.rate / bw;
+    if (swap_setup > 0) r.vs_swap = swap_setup / r.setup_s;
+    if (dram_setup > 0) r.vs_dram = dram_setup / r.setup_s;
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+// 0 when every configuration that ran completed with dram's data, else 1.
+int status_of(const std::vector<Row>& rows) {
   int rc = 0;
+  for (const Row& r : rows)
+    if (!r.skipped) rc |= !r.failure.empty() || r.failed || !r.same;
+  return rc;
+}
+
+void print_rows(const std::vector<Row>& rows) {
   printf("%-22s %8s %10s %9s %11s %10s %9s %8s %9s\n", "configuration", "setup_s", "readback_s",
          "written", "write_MB/s", "of_device", "vs_swap", "vs_dram", "same_data");
-  double dram_setup = med("dram", &Sample::setup_s);
-  for (const char* name : names) {
-    std::string n = name, label = n == "dram" ? "dram (all in DRAM)" : n + " " + std::to_string(a.budget_pct) + "%";
-    if (samples[n].empty()) {
-      printf("%-22s skipped\n", label.c_str());
+  for (const Row& r : rows) {
+    if (r.skipped) {
+      printf("%-22s skipped\n", r.label.c_str());
       continue;
     }
-    double su = med(n, &Sample::setup_s), rb = med(n, &Sample::readback_s), w = written(n);
-    bool same = true, failed = false;
-    for (const Sample& s : samples[n]) {
-      failed |= s.setup_s < 0;
-      same &= s.setup_s < 0 || s.sum == want;
-    }
-    if (su < 0) {
-      printf("%-22s failed: %s\n", label.c_str(), samples[n][0].failure.c_str());
-      rc = 1;
+    if (!r.failure.empty()) {
+      printf("%-22s failed: %s\n", r.label.c_str(), r.failure.c_str());
       continue;
     }
-    rc |= failed || !same;
-    double rate = w >= 0 ? w / 1e6 / su : -1;
     char wbuf[16] = "?", rbuf[16] = "?", obuf[16] = "-", sbuf[16] = "-";
-    if (w >= 0) snprintf(wbuf, sizeof wbuf, "%.0fM", w / (1 << 20));
-    if (rate >= 0) snprintf(rbuf, sizeof rbuf, "%.0f", rate);
-    if (rate >= 0 && bw > 0 && n != "dram") snprintf(obuf, sizeof obuf, "%.3f", rate / bw);
-    if (swap_setup > 0) snprintf(sbuf, sizeof sbuf, "%.3f", swap_setup / su);
-    printf("%-22s %8.2f %10.2f %9s %11s %10s %9s %8.3f %9s\n", label.c_str(), su, rb, wbuf, rbuf,
-           obuf, sbuf, dram_setup / su, failed ? "failed" : same ? "yes" : "NO");
+    if (r.written >= 0) snprintf(wbuf, sizeof wbuf, "%.0fM", r.written / (1 << 20));
+    if (r.rate >= 0) snprintf(rbuf, sizeof rbuf, "%.0f", r.rate);
+    if (r.of_device >= 0) snprintf(obuf, sizeof obuf, "%.3f", r.of_device);
+    if (r.vs_swap >= 0) snprintf(sbuf, sizeof sbuf, "%.3f", r.vs_swap);
+    printf("%-22s %8.2f %10.2f %9s %11s %10s %9s %8.3f %9s\n", r.label.c_str(), r.setup_s,
+           r.readback_s, wbuf, rbuf, obuf, sbuf, r.vs_dram, r.failed ? "failed" : r.same ? "yes" : "NO");
   }
   printf("(vs_swap, vs_dram: that configuration's set-up time over this one's: above 1 is faster)\n");
-  return rc;
+}
+
+// A figure, or null when not measured (< 0).
+void num_or_null(json::Writer& j, const char* key, double v) {
+  if (v < 0)
+    j.null(key);
+  else
+    j.num(key, v);
+}
+
+void print_json(const Args& a, uint64_t budget, const demo::SwapBaseline& sb, double bw,
+                const std::string& bw_why, const std::vector<Row>& rows) {
+  json::Writer j;
+  j.begin_object()
+      .begin_object("workload")
+      .uint("tables", a.tables)
+      .uint("table_bytes", a.table_bytes)
+      .uint("budget_bytes", budget)
+      .uint("budget_percent", a.budget_pct)
+      .str("dir", a.dir)
+      .uint("runs", a.runs)
+      .end_object()
+      .begin_object("swap");
+  if (sb.skipped().empty())
+    j.null("skipped").str("environment", sb.environment());
+  else
+    j.str("skipped", sb.skipped()).null("environment");
+  j.end_object().begin_object("device");
+  num_or_null(j, "write_mb_per_s", bw);
+  if (bw > 0)
+    j.null("why");
+  else
+    j.str("why", bw_why);
+  j.end_object().begin_array("configurations");
+  for (const Row& r : rows) {
+    j.begin_object().str("name", r.name).boolean("skipped", r.skipped);
+    if (r.failure.empty())
+      j.null("failed");
+    else
+      j.str("failed", r.failure);
+    num_or_null(j, "setup_seconds", r.setup_s);
+    num_or_null(j, "readback_seconds", r.readback_s);
+    num_or_null(j, "written_bytes", r.written);
+    num_or_null(j, "write_mb_per_s", r.rate);
+    num_or_null(j, "of_device", r.of_device);
+    num_or_null(j, "vs_swap", r.vs_swap);
+    num_or_null(j, "vs_dram", r.vs_dram);
+    j.boolean("same_data", !r.skipped && r.failure.empty() && !r.failed && r.same).end_object();
+  }
+  j.end_array().boolean("ok", status_of(rows) == 0).end_object();
+  printf("%s\n", j.text().c_str());
+}
+
+}  // namespace
+
+int bench_setup(int argc, char** argv) {
+  Args a;
+  if (int rc = parse_args(argc, argv, &a); rc >= 0) return rc;
+  const uint64_t budget = a.table_bytes * a.budget_pct / 100;
+  const uint64_t per = a.table_bytes / a.tables;
+  demo::catch_interrupts();
+  demo::SwapBaseline sb;
+  // The tables, one temporary and room to spare.
+  sb.prepare_file(a.dir + "/mtier-bench-setup-" + std::to_string(getpid()) + ".swap",
+                  a.table_bytes + 2 * per + (256ull << 20));
+  if (!a.json) {
+    printf("workload: DLRM set-up: %u tables, %s in all, each initialised through a float64\n"
+           "  temporary of twice its size (written front to back, read into the float32 table,\n"
+           "  freed), then every table read once; the program writes %s; DRAM budget %s\n"
+           "  (%u%% of the tables); store and swap in %s; %u runs each, medians\n",
+           a.tables, mib(a.table_bytes).c_str(), mib(3 * a.table_bytes).c_str(), mib(budget).c_str(),
+           a.budget_pct, a.dir.c_str(), a.runs);
+    if (!sb.skipped().empty()) printf("swap: skipped: %s\n", sb.skipped().c_str());
+    else printf("swap: %s\n", sb.environment().c_str());
+    fflush(stdout);
+  }
+
+  const char* const names[] = {"dram", "swap", "mtier"};
+  // Lines per run on stderr (unless -q); on a terminal a live line under
+  // them: the runs done of all, the time left.
+  progress::Progress pr(progress::stderr_io(), a.quiet);
+  const unsigned per_round = sb.skipped().empty() ? 3 : 2;
+  unsigned done = 0;
+  pr.start("bench setup: runs", a.runs * per_round, "");
+  std::map<std::string, std::vector<Sample>> samples;
+  std::vector<double> bandwidth;
+  std::string bw_why;
+  for (unsigned run = 0; run < a.runs && !demo::interrupted(); run++) {
+    double bw = sequential_write_mbs(a.dir, std::min<uint64_t>(a.table_bytes, 1ull << 30), &bw_why);
+    if (bw > 0) bandwidth.push_back(bw);
+    for (const char* name : names) {
+      if (demo::interrupted()) break;
+      std::string n = name;
+      if (n == "swap" && !sb.skipped().empty()) continue;
+      pr.line("mtier bench setup: run " + std::to_string(run + 1) + "/" + std::to_string(a.runs) +
+              ": " + name + "...");
+      Sample s;
+      if (n == "dram") {
+        s = run_config(a, nullptr, [&](int fd, demo::ChildProgress*) { return plain_child(fd, a); });
+      } else if (n == "swap") {
+        bench::MemoryCgroup cg;
+        std::string why;
+        if (sb.make_cgroup("setup", budget + (16ull << 20), &cg, &why) < 0) {
+          s.failure = "the cgroup: " + why;
+        } else {
+          s = run_config(a, &cg, [&](int fd, demo::ChildProgress*) { return plain_child(fd, a); });
+          (void)cg.destroy(&why);
+        }
+      } else {
+        s = run_config(a, nullptr,
+                       [&](int fd, demo::ChildProgress*) { return mtier_child(fd, a, budget); });
+      }
+      pr.update(++done);
+      if (!s.failure.empty()) pr.line("mtier bench setup: " + n + " failed: " + s.failure);
+      samples[n].push_back(s);
+    }
+  }
+  pr.clear();
+  std::string why;
+  (void)sb.teardown(&why);
+
+  double bw = median_or_none(bandwidth);
+  std::vector<Row> rows = rows_of(a, names, samples, bw);
+  if (a.json) {
+    print_json(a, budget, sb, bw, bw_why, rows);
+    return status_of(rows);
+  }
+  if (bw > 0) printf("device: sequential write %.0f MB/s (4 MiB O_DIRECT writes, fdatasync; median)\n", bw);
+  else printf("device: sequential write bandwidth unknown: %s\n", bw_why.c_str());
+  print_rows(rows);
+  return status_of(rows);
 }
 
 }  // namespace mtier::tools

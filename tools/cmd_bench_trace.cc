@@ -1,6 +1,7 @@
 // mtier bench trace: generates an embedding lookup trace from a preset,
 // prints its statistics beside the preset's targets, and writes it to a file
-// that `mtier bench replay` and `mtier bench suite --trace` replay.
+// that `mtier bench replay` and `mtier bench suite --trace` replay; --json
+// gives the same as one JSON object.
 #include <getopt.h>
 
 #include <cmath>
@@ -11,15 +12,16 @@
 #include "config/options.h"
 #include "locality.h"
 #include "trace.h"
+#include "util/json.h"
 
 namespace mtier::tools {
 namespace {
 
 void usage(FILE* out) {
   fprintf(out,
-          "usage: mtier bench trace [--preset NAME] [OPTIONS] [-o FILE]\n"
-          "       mtier bench trace --list\n"
-          "       mtier bench trace --stats FILE\n\n"
+          "usage: mtier bench trace [--preset NAME] [OPTIONS] [-o FILE] [--json]\n"
+          "       mtier bench trace --list [--json]\n"
+          "       mtier bench trace --stats FILE [--json]\n\n"
           "Generates the lookup trace of a workload preset (deterministic for its seed),\n"
           "prints the workload and the trace's locality statistics beside the preset's\n"
           "targets (from Meta's published dlrm_datasets statistics), and with -o writes it.\n\n"
@@ -30,6 +32,16 @@ void usage(FILE* out) {
           "  -o FILE             write the trace to FILE\n"
           "  --stats FILE        read a trace file and print its workload and statistics\n"
           "  --list              the presets, a line each\n"
+          "  --json              print one JSON object instead: \"workload\" (its \"name\",\n"
+          "                      \"tables\" with rows, dim, zipf, pooling and bytes each,\n"
+          "                      \"table_bytes\", \"batch\", \"batches\", \"pooling_dist\",\n"
+          "                      \"reuse\", \"seed\", \"describe\"), \"stats\" (share_50,\n"
+          "                      share_80, share_90, mean_pooling,\n"
+          "                      mean_reuse_per_unique_row_in_batch, once_in_batch_fraction,\n"
+          "                      lookups, distinct_rows), \"targets\" (a preset's: tolerance\n"
+          "                      and per statistic its value, target and within_tolerance;\n"
+          "                      null with --stats), \"file\" (written or read; null when\n"
+          "                      none); with --list, \"presets\": name and what of each\n"
           "  -h, --help          this text\n");
 }
 
@@ -50,16 +62,83 @@ void print_stats(const bench::Trace& t, const bench::LocalityTargets* targets) {
   row("mean pooling (lookups per bag)", s.mean_pooling, targets->mean_pooling, targets->tolerance);
 }
 
+void json_workload(json::Writer& j, const bench::WorkloadSpec& w) {
+  j.begin_object("workload").str("name", w.name).begin_array("tables");
+  for (const bench::TableSpec& t : w.tables)
+    j.begin_object()
+        .uint("rows", t.rows)
+        .uint("dim", t.dim)
+        .num("zipf", t.zipf)
+        .num("pooling", t.pooling)
+        .uint("bytes", t.bytes())
+        .end_object();
+  j.end_array()
+      .uint("table_bytes", w.table_bytes())
+      .uint("batch", w.batch)
+      .uint("batches", w.batches)
+      .str("pooling_dist", w.pooling_dist)
+      .num("reuse", w.reuse)
+      .uint("seed", w.seed)
+      .str("describe", w.describe())
+      .end_object();
+}
+
+// The object of print_stats: `file` the trace written or read ("": none).
+int print_json(const bench::Trace& t, const bench::LocalityTargets* targets,
+               const std::string& file) {
+  bench::LocalityStats s = bench::compute_locality(t);
+  json::Writer j;
+  j.begin_object();
+  json_workload(j, t.spec);
+  j.begin_object("stats")
+      .num("share_50", s.share_50)
+      .num("share_80", s.share_80)
+      .num("share_90", s.share_90)
+      .num("mean_pooling", s.mean_pooling)
+      .num("mean_reuse_per_unique_row_in_batch", s.mean_reuse_per_unique_row_in_batch)
+      .num("once_in_batch_fraction", s.once_in_batch_fraction)
+      .uint("lookups", s.lookups)
+      .uint("distinct_rows", s.distinct_rows)
+      .end_object();
+  if (targets) {
+    j.begin_object("targets").num("tolerance", targets->tolerance);
+    // A target of 0 is not checked (workload.h): left out, as in the text.
+    auto row = [&](const char* key, double got, double want) {
+      if (want <= 0) return;
+      j.begin_object(key)
+          .num("value", got)
+          .num("target", want)
+          .boolean("within_tolerance", std::fabs(got - want) / want <= targets->tolerance)
+          .end_object();
+    };
+    row("share_50", s.share_50, targets->share_50);
+    row("share_80", s.share_80, targets->share_80);
+    row("share_90", s.share_90, targets->share_90);
+    row("mean_pooling", s.mean_pooling, targets->mean_pooling);
+    j.end_object();
+  } else {
+    j.null("targets");  // a file has no preset's targets
+  }
+  if (file.empty())
+    j.null("file");
+  else
+    j.str("file", file);
+  j.end_object();
+  return printf("%s\n", j.text().c_str()) < 0;
+}
+
 }  // namespace
 
 int bench_trace(int argc, char** argv) {
-  enum { kPreset = 256, kTableBytes, kBatches, kSeed, kStats, kList };
+  enum { kPreset = 256, kTableBytes, kBatches, kSeed, kStats, kList, kJson };
   static const option longopts[] = {
       {"preset", required_argument, nullptr, kPreset}, {"table-bytes", required_argument, nullptr, kTableBytes},
       {"batches", required_argument, nullptr, kBatches}, {"seed", required_argument, nullptr, kSeed},
       {"stats", required_argument, nullptr, kStats}, {"list", no_argument, nullptr, kList},
-      {"help", no_argument, nullptr, 'h'}, {nullptr, 0, nullptr, 0}};
+      {"json", no_argument, nullptr, kJson}, {"help", no_argument, nullptr, 'h'},
+      {nullptr, 0, nullptr, 0}};
   std::string preset = "meta2022", out, stats_file;
+  bool list = false, as_json = false;
   uint64_t table_bytes = 0, seed = 0, batches = 0;
   optind = 1;
   int c;
@@ -85,9 +164,8 @@ int bench_trace(int argc, char** argv) {
         break;
       }
       case kStats: stats_file = optarg; break;
-      case kList:
-        for (auto& p : bench::presets()) printf("%-14s %s\n", p.name, p.what);
-        return 0;
+      case kList: list = true; break;
+      case kJson: as_json = true; break;
       case 'o': out = optarg; break;
       case 'h': usage(stdout); return 0;
       default: usage(stderr); return 2;
@@ -97,6 +175,17 @@ int bench_trace(int argc, char** argv) {
     fprintf(stderr, "mtier bench trace: unexpected argument '%s' (try --help)\n", argv[optind]);
     return 2;
   }
+  if (list && !as_json) {
+    for (auto& p : bench::presets()) printf("%-14s %s\n", p.name, p.what);
+    return 0;
+  }
+  if (list) {
+    json::Writer j;
+    j.begin_object().begin_array("presets");
+    for (auto& p : bench::presets()) j.begin_object().str("name", p.name).str("what", p.what).end_object();
+    j.end_array().end_object();
+    return printf("%s\n", j.text().c_str()) < 0;
+  }
   std::string err;
   if (!stats_file.empty()) {
     bench::Trace t;
@@ -104,6 +193,7 @@ int bench_trace(int argc, char** argv) {
       fprintf(stderr, "mtier bench trace: %s\n", err.c_str());
       return 1;
     }
+    if (as_json) return print_json(t, nullptr, stats_file);
     print_stats(t, nullptr);
     return 0;
   }
@@ -121,15 +211,16 @@ int bench_trace(int argc, char** argv) {
     return 2;
   }
   bench::Trace t = bench::generate(spec);
-  print_stats(t, &p->targets);
+  if (!as_json) print_stats(t, &p->targets);
   if (!out.empty()) {
     if (bench::write_trace(t, out, &err) < 0) {
       fprintf(stderr, "mtier bench trace: %s\n", err.c_str());
       return 1;
     }
-    printf("written: %s (%llu lookups)\n", out.c_str(), static_cast<unsigned long long>(t.lookups()));
+    if (!as_json)
+      printf("written: %s (%llu lookups)\n", out.c_str(), static_cast<unsigned long long>(t.lookups()));
   }
-  return 0;
+  return as_json ? print_json(t, &p->targets, out) : 0;
 }
 
 }  // namespace mtier::tools

@@ -38,12 +38,13 @@ struct DemoArgs {
   bool sync = false;
   unsigned timeout_s = 300;
   bool json = false;
+  bool quiet = false;
 };
 
 void demo_help(FILE* out) {
   fprintf(out,
           "usage: mtier demo [--dram SIZE|PCT] [--store DIR] [--steps N] [--columns N]\n"
-          "                  [--lookahead K] [--lookahead-sync] [--timeout S] [--json]\n\n"
+          "                  [--lookahead K] [--lookahead-sync] [--timeout S] [--json] [-q]\n\n"
           "Trains the built-in DLRM-style sample model on one generated workload, four\n"
           "ways, each in a process of its own:\n"
           "  dram             all tables in DRAM (malloc)\n"
@@ -70,7 +71,10 @@ void demo_help(FILE* out) {
           "  --json            print the results as one JSON object: \"configurations\"\n"
           "                    (name, steps_per_second, ratio_to_dram, bit_identical, ...\n"
           "                    or skipped/failed with the reason), the workload, the\n"
-          "                    budget, the goal and the heat map\n\n"
+          "                    budget, the goal and the heat map\n"
+          "  -q, --quiet       no progress on stderr (by default, when stderr is a\n"
+          "                    terminal: the run's steps done of all, the time elapsed\n"
+          "                    and an estimate of the time left)\n\n"
           "Exit status: 0 when dram and both mtier runs completed with results\n"
           "bit-identical to dram's, 1 otherwise, 2 for a usage error.\n");
 }
@@ -96,8 +100,8 @@ int parse_args(int argc, char** argv, DemoArgs* a) {
       demo_help(stdout);
       return 1;
     }
-    if (k == "--json" || k == "--lookahead-sync") {
-      (k == "--json" ? a->json : a->sync) = true;
+    if (k == "--json" || k == "--lookahead-sync" || k == "--quiet" || k == "-q") {
+      (k == "--json" ? a->json : k == "--lookahead-sync" ? a->sync : a->quiet) = true;
       continue;
     }
     bool known = k == "--dram" || k == "--store" || k == "--steps" || k == "--columns" ||
@@ -204,6 +208,7 @@ int cmd_demo(int argc, char** argv) {
   s.columns = args.columns;
   s.lookahead = {args.lookahead, !args.sync};
   s.timeout_s = args.timeout_s;
+  s.quiet = args.quiet;
   if (budget_bytes(args.dram, s.workload.table_bytes(), &s.budget) < 0 || s.budget < 4096) {
     fprintf(stderr, "mtier demo: --dram: '%s' is not a size (64M, 1G) or a share (25%%)\n",
             args.dram.c_str());

@@ -1,8 +1,9 @@
 // mtier heat [PID] [--table NAME|ID] [--interval MS] [--count N] [--buckets N]
-// [--socket PATH] [--no-color]: the heat mtierd samples per table, drawn as a
-// live, refreshing heat map on a terminal (heat_view.h lays out the frame,
-// terminal.h owns the screen), or as plain-text frames when stdout is not a
-// terminal (a pipe, a file, a test).
+// [--socket PATH] [--no-color] [--json]: the heat mtierd samples per table,
+// drawn as a live, refreshing heat map on a terminal (heat_view.h lays out
+// the frame, terminal.h owns the screen), or as plain-text frames when stdout
+// is not a terminal (a pipe, a file, a test), or as JSON snapshots
+// (record/snapshot_json.h).
 #include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
@@ -20,6 +21,7 @@
 #include "commands.h"
 #include "heat_view.h"
 #include "record/daemon_snapshot.h"
+#include "record/snapshot_json.h"
 #include "terminal.h"
 
 namespace mtier::tools {
@@ -28,6 +30,7 @@ namespace {
 const char kUsage[] =
     "usage: mtier heat [PID | --job NAME] [--table NAME|ID] [--interval MS]\n"
     "                  [--count N] [--buckets N] [--socket PATH] [--no-color]\n"
+    "                  [--json]\n"
     "\n"
     "Shows the heat mtierd samples in the tables of a process (PID, else the first\n"
     "registered process you may see, or of the job's ranks) as a live heat map: per table one bar along\n"
@@ -53,6 +56,15 @@ const char kUsage[] =
     "  --socket PATH    the daemon's socket (default $MTIER_DAEMON_SOCKET, else\n"
     "                   /run/mtier/mtierd.sock)\n"
     "  --no-color       no colours (nor when $NO_COLOR is set)\n"
+    "  --json           print the snapshot as one JSON object (--count N: N of them,\n"
+    "                   a line each), terminal or not: \"unix_ms\", \"processes\"\n"
+    "                   (pid, name, job, rank, DRAM and slow-tier budget and\n"
+    "                   resident bytes, missing_faults, evictions, fetches, and\n"
+    "                   \"tables\": id, name, bytes, pages, dram_pages, slow_pages,\n"
+    "                   store_pages, untouched_pages, active_bytes, heat,\n"
+    "                   samples_per_s, moves, heat_map (a number per slice), place\n"
+    "                   (a character per slice, as above)); with --table, only\n"
+    "                   that table and its process\n"
     "  -h, --help       this text\n"
     "\n"
     "Exit status: 0; 1 when no daemon answers, PID is not registered or has no\n"
@@ -76,6 +88,7 @@ struct Options {
   unsigned buckets = kDefaultBuckets;
   const char* socket = nullptr;
   bool color = true;
+  bool json = false;
 };
 
 volatile sig_atomic_t g_quit = 0;
@@ -163,6 +176,31 @@ int run_plain(const std::string& path, const Options& o, record::Snapshot snap, 
         render_frame(snap, view, static_cast<unsigned>(cols), natural_rows(snap, view), false);
     if (fputs(frame.c_str(), stdout) < 0 || fputs("\n", stdout) < 0 || fflush(stdout) != 0)
       return 1;
+  }
+  return 0;
+}
+
+// --table's process and table alone (what the view selected).
+void keep_selected(record::Snapshot* snap, const HeatView& view) {
+  std::erase_if(snap->procs, [&](const record::ProcessSnap& p) { return p.pid != view.pid; });
+  for (record::ProcessSnap& p : snap->procs)
+    std::erase_if(p.tables, [&](const record::TableSnap& t) { return t.id != view.table_id; });
+}
+
+// --json: --count snapshots (default 1), one JSON object a line, whatever
+// stdout is.
+int run_json(const std::string& path, const Options& o, record::Snapshot snap,
+             const HeatView& view) {
+  unsigned long frames = o.count ? o.count : 1;
+  for (unsigned long i = 0; i < frames; i++) {
+    if (i > 0) {
+      sleep_ms(o.interval_ms);
+      std::string msg;
+      if (fetch(path, o, &snap, &msg)) return fprintf(stderr, "%s\n", msg.c_str()), 1;
+    }
+    if (o.table) keep_selected(&snap, view);
+    std::string text = record::snapshot_json(snap);
+    if (puts(text.c_str()) < 0 || fflush(stdout) != 0) return 1;
   }
   return 0;
 }
@@ -312,8 +350,8 @@ int cmd_heat(int argc, char** argv) {
       {"table", required_argument, nullptr, 't'},  {"interval", required_argument, nullptr, 'i'},
       {"count", required_argument, nullptr, 'c'},  {"buckets", required_argument, nullptr, 'b'},
       {"socket", required_argument, nullptr, 's'}, {"no-color", no_argument, nullptr, 'n'},
-      {"job", required_argument, nullptr, 'j'},    {"help", no_argument, nullptr, 'h'},
-      {nullptr, 0, nullptr, 0}};
+      {"job", required_argument, nullptr, 'j'},    {"json", no_argument, nullptr, 'J'},
+      {"help", no_argument, nullptr, 'h'},         {nullptr, 0, nullptr, 0}};
   Options o;
   unsigned long v;
   optind = 1;
@@ -341,6 +379,8 @@ int cmd_heat(int argc, char** argv) {
       o.socket = optarg;
     } else if (c == 'n') {
       o.color = false;
+    } else if (c == 'J') {
+      o.json = true;
     } else if (c == 'j') {
       if (!*optarg || strlen(optarg) > ipc::kMaxNameBytes)
         return fprintf(stderr, "mtier heat: --job wants a name of 1 to %zu bytes\n%s",
@@ -378,6 +418,7 @@ int cmd_heat(int argc, char** argv) {
     fprintf(stderr, "%s\n", msg.c_str());
     return 1;
   }
+  if (o.json) return run_json(path, o, std::move(snap), view);
   // A "dumb" terminal cannot do the alternate screen or cursor moves.
   const char* term = getenv("TERM");
   bool live = isatty(STDOUT_FILENO) && !(term && !strcmp(term, "dumb"));

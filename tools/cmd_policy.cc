@@ -1,30 +1,39 @@
 // mtier policy list | get | set NAME [KEY=VALUE...]: the tiering policies
 // mtierd offers (with every tunable), the one in effect, and switching it at
 // run time. `set` checks the name and parameters here first, so a typo is
-// reported without a daemon; the daemon checks them again.
+// reported without a daemon; the daemon checks them again. --json prints
+// each answer as one JSON object.
 #include <getopt.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <sstream>
 
 #include "client/daemon_client.h"
 #include "commands.h"
 #include "policy/policy.h"
+#include "util/json.h"
 #include "util/json_value.h"
 
 namespace mtier::tools {
 namespace {
 
 const char kUsage[] =
-    "usage: mtier policy list\n"
-    "       mtier policy get [--socket PATH]\n"
-    "       mtier policy set NAME [KEY=VALUE...] [--socket PATH]\n"
+    "usage: mtier policy list [--json]\n"
+    "       mtier policy get [--json] [--socket PATH]\n"
+    "       mtier policy set NAME [KEY=VALUE...] [--json] [--socket PATH]\n"
     "\n"
     "list  the policies and their tunables (defaults and accepted ranges)\n"
     "get   the policy mtierd runs now, with every parameter\n"
     "set   switch mtierd to policy NAME; tunables not given take their defaults\n"
     "      (needs root or mtierd's user)\n"
     "\n"
+    "  --json         one JSON object: list gives \"policies\", each with \"name\",\n"
+    "                 \"description\" and \"tunables\" (\"key\", \"default\", \"min\",\n"
+    "                 \"max\", \"integer\", \"help\"); get and set give \"policy\" (the\n"
+    "                 name), \"params\" (each parameter's value by key) and\n"
+    "                 \"params_text\" (the same as KEY=VALUE words)\n"
     "  --socket PATH  the daemon's socket (default $MTIER_DAEMON_SOCKET, else\n"
     "                 /run/mtier/mtierd.sock)\n"
     "  -h, --help     this text\n"
@@ -36,7 +45,44 @@ int usage_error(const char* what) {
   return 2;
 }
 
-int list() {
+// {"policy":..., "params":{key: value...}, "params_text":...}: params_text
+// is a policy's KEY=VALUE words (Policy::params_text), values numbers.
+int print_policy_json(const std::string& name, const std::string& params_text) {
+  json::Writer j;
+  j.begin_object().str("policy", name).begin_object("params");
+  std::istringstream words(params_text);
+  for (std::string w; words >> w;) {
+    size_t eq = w.find('=');
+    if (eq == std::string::npos) continue;
+    std::string key = w.substr(0, eq);
+    j.num(key.c_str(), strtod(w.c_str() + eq + 1, nullptr));
+  }
+  j.end_object().str("params_text", params_text).end_object();
+  return printf("%s\n", j.text().c_str()) < 0;
+}
+
+int list_json() {
+  json::Writer j;
+  j.begin_object().begin_array("policies");
+  for (const policy::PolicyInfo& p : policy::policy_table()) {
+    j.begin_object().str("name", p.name).str("description", p.description).begin_array("tunables");
+    for (const policy::Tunable& t : p.tunables)
+      j.begin_object()
+          .str("key", t.key)
+          .num("default", t.default_value)
+          .num("min", t.min)
+          .num("max", t.max)
+          .boolean("integer", t.integer)
+          .str("help", t.help)
+          .end_object();
+    j.end_array().end_object();
+  }
+  j.end_array().end_object();
+  return printf("%s\n", j.text().c_str()) < 0;
+}
+
+int list(bool as_json) {
+  if (as_json) return list_json();
   for (const policy::PolicyInfo& p : policy::policy_table()) {
     printf("%s: %s\n", p.name, p.description);
     for (const policy::Tunable& t : p.tunables)
@@ -46,7 +92,7 @@ int list() {
   return 0;
 }
 
-int get(const std::string& path) {
+int get(const std::string& path, bool as_json) {
   ipc::Reply reply;
   std::string why;
   if (daemon_request(path, ipc::Message{ipc::StatusRequest{0, ""}}, &reply, &why) < 0 ||
@@ -59,11 +105,12 @@ int get(const std::string& path) {
     fprintf(stderr, "mtier policy: mtierd's reply does not parse (%s)\n", why.c_str());
     return 1;
   }
+  if (as_json) return print_policy_json(v["daemon"].str("policy"), v["daemon"].str("policy_params"));
   printf("%s %s\n", v["daemon"].str("policy").c_str(), v["daemon"].str("policy_params").c_str());
   return 0;
 }
 
-int set(const std::string& path, const std::string& name, const std::string& params) {
+int set(const std::string& path, const std::string& name, const std::string& params, bool as_json) {
   std::unique_ptr<policy::Policy> p;
   std::string why;
   if (policy::make_policy(name, params, &p, &why) < 0) {
@@ -79,6 +126,9 @@ int set(const std::string& path, const std::string& name, const std::string& par
     fprintf(stderr, "mtier policy: mtierd refused: %s\n", reply.message.c_str());
     return 1;
   }
+  // mtierd made the policy from the same name and words with the same
+  // make_policy: the one made here has its parameters, defaults filled in.
+  if (as_json) return print_policy_json(p->name(), p->params_text());
   printf("%s\n", reply.message.c_str());
   return 0;
 }
@@ -87,22 +137,25 @@ int set(const std::string& path, const std::string& name, const std::string& par
 
 int cmd_policy(int argc, char** argv) {
   static const struct option longs[] = {{"socket", required_argument, nullptr, 's'},
+                                        {"json", no_argument, nullptr, 'j'},
                                         {"help", no_argument, nullptr, 'h'},
                                         {nullptr, 0, nullptr, 0}};
   const char* socket = nullptr;
+  bool as_json = false;
   optind = 1;
   // "+": options only before the subcommand's words would stop at NAME;
   // permute instead, KEY=VALUE words never start with '-'.
   for (int c; (c = getopt_long(argc, argv, "h", longs, nullptr)) != -1;) {
     if (c == 's') socket = optarg;
+    else if (c == 'j') as_json = true;
     else if (c == 'h') return fputs(kUsage, stdout), 0;
     else return fputs("Try 'mtier policy --help'.\n", stderr), 2;
   }
   if (optind >= argc) return usage_error("list, get or set?");
   std::string verb = argv[optind++];
   std::string path = daemon_socket_path(socket);
-  if (verb == "list") return optind == argc ? list() : usage_error("list takes no arguments");
-  if (verb == "get") return optind == argc ? get(path) : usage_error("get takes no arguments");
+  if (verb == "list") return optind == argc ? list(as_json) : usage_error("list takes no arguments");
+  if (verb == "get") return optind == argc ? get(path, as_json) : usage_error("get takes no arguments");
   if (verb != "set") return usage_error(("unknown subcommand '" + verb + "'").c_str());
   if (optind >= argc) return usage_error("set needs a policy name");
   std::string name = argv[optind++], params;
@@ -111,7 +164,7 @@ int cmd_policy(int argc, char** argv) {
       return usage_error(("'" + std::string(argv[optind]) + "' is not KEY=VALUE").c_str());
     params += (params.empty() ? "" : " ") + std::string(argv[optind]);
   }
-  return set(path, name, params);
+  return set(path, name, params, as_json);
 }
 
 }  // namespace mtier::tools

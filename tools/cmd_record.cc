@@ -12,6 +12,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -23,13 +24,14 @@
 #include "record/follow.h"
 #include "record/recording.h"
 #include "util/json_value.h"
+#include "util/progress.h"
 
 namespace mtier::tools {
 namespace {
 
 const char kUsage[] =
     "usage: mtier record [-o FILE] [--duration S] [--interval MS] [--buckets N]\n"
-    "                    [--append] [--socket PATH] -- COMMAND [ARGS...]\n"
+    "                    [--append] [--socket PATH] [-q] -- COMMAND [ARGS...]\n"
     "       mtier record [OPTIONS] --pid PID | --job NAME\n"
     "\n"
     "Records what mtierd sees of processes every interval: each table's heat\n"
@@ -53,6 +55,10 @@ const char kUsage[] =
     "  --job NAME         record the ranks of this job\n"
     "  --socket PATH      mtierd's socket (default $MTIER_DAEMON_SOCKET, else\n"
     "                     /run/mtier/mtierd.sock); also given to COMMAND\n"
+    "  -q, --quiet        no live line on stderr (by default, when stderr is a\n"
+    "                     terminal: the snapshots so far, and with --duration the\n"
+    "                     seconds done of all and the time left); the summary line\n"
+    "                     at the end is printed either way\n"
     "  -h, --help         this text\n"
     "\n"
     "Exit status: with COMMAND, its exit status (128 + N if killed by signal N),\n"
@@ -76,6 +82,7 @@ struct Args {
   std::string job;
   const char* socket = nullptr;
   char** command = nullptr;  // nullptr-terminated, or nullptr
+  bool quiet = false;        // no live line on a terminal
 };
 
 int usage_error(const std::string& what) {
@@ -101,12 +108,13 @@ int parse_args(int argc, char** argv, Args* a) {
                                         {"pid", required_argument, nullptr, 'p'},
                                         {"job", required_argument, nullptr, 'j'},
                                         {"socket", required_argument, nullptr, 's'},
+                                        {"quiet", no_argument, nullptr, 'q'},
                                         {"help", no_argument, nullptr, 'h'},
                                         {nullptr, 0, nullptr, 0}};
   optind = 1;
   double v;
   // '+': stop at the first non-option, so COMMAND's own flags stay its own.
-  for (int c; (c = getopt_long(argc, argv, "+ho:", longs, nullptr)) != -1;) {
+  for (int c; (c = getopt_long(argc, argv, "+hqo:", longs, nullptr)) != -1;) {
     switch (c) {
       case 'o':
         a->output = optarg;
@@ -142,6 +150,9 @@ int parse_args(int argc, char** argv, Args* a) {
         break;
       case 's':
         a->socket = optarg;
+        break;
+      case 'q':
+        a->quiet = true;
         break;
       case 'h':
         return fputs(kUsage, stdout), 0;
@@ -221,14 +232,18 @@ class Recorder {
 
  private:
   bool child_running(pid_t child);
-  void progress(bool final);
+  std::string label() const;
+  void progress();
+  void fail_line(const std::string& why);
 
   const Args& a_;
   std::string socket_;
   record::RecordingWriter writer_;
   int child_status_ = -1;
   uint64_t snapshots_ = 0, start_ms_ = 0;
-  bool tty_ = isatty(STDERR_FILENO);
+  // On a terminal: the snapshots so far and, with --duration, the seconds
+  // done of all and the time left (util/progress.h).
+  progress::Progress pr_{progress::stderr_io(), a_.quiet};
 };
 
 bool Recorder::child_running(pid_t child) {
@@ -240,11 +255,19 @@ bool Recorder::child_running(pid_t child) {
   return child_status_ < 0;
 }
 
-void Recorder::progress(bool final) {
-  if (!tty_ && !final) return;
-  double s = (now_ms() - start_ms_) / 1000.0;
-  fprintf(stderr, "%smtier record: %llu snapshots over %.0f s to %s%s", tty_ ? "\r" : "",
-          static_cast<unsigned long long>(snapshots_), s, a_.output.c_str(), final ? "\n" : "");
+std::string Recorder::label() const {
+  return "mtier record: " + std::to_string(snapshots_) + " snapshots to " + a_.output;
+}
+
+void Recorder::progress() {
+  pr_.relabel(label());
+  pr_.update((now_ms() - start_ms_) / 1000);
+}
+
+// An error: on a line of its own, whatever -q says.
+void Recorder::fail_line(const std::string& why) {
+  pr_.clear();
+  fprintf(stderr, "mtier record: %s\n", why.c_str());
 }
 
 int Recorder::run(pid_t child) {
@@ -303,22 +326,25 @@ int Recorder::run(pid_t child) {
     return 1;
   }
   start_ms_ = info.start_unix_ms;
+  pr_.start(label(), static_cast<uint64_t>(std::ceil(a_.duration_s)), "s");
   int status = 0;
   uint64_t next = now_ms();
   for (;;) {
     if (rc == 0) {
       if (writer_.write(snap, &why) < 0) {
-        fprintf(stderr, "\nmtier record: %s\n", why.c_str());
+        fail_line(why);
         status = 1;
         break;
       }
       snapshots_++;
-      progress(false);
+      progress();
     }
     next += a_.interval_ms;
     bool over = a_.duration_s > 0 && now_ms() - start_ms_ >= a_.duration_s * 1000;
-    while (!g_stop && !over && child_running(child) && now_ms() < next)
+    while (!g_stop && !over && child_running(child) && now_ms() < next) {
       poll(nullptr, 0, static_cast<int>(std::min<uint64_t>(next - now_ms(), 100)));
+      progress();  // the time goes on between snapshots (redrawn at most 4 times a second)
+    }
     if (g_stop || over || !child_running(child)) break;
     rc = fetch();
     // Gone: with --pid or --job the end of the recording; a COMMAND's
@@ -326,13 +352,17 @@ int Recorder::run(pid_t child) {
     if (rc == -ESRCH && child > 0) continue;
     if (rc == -ESRCH) break;
     if (rc < 0) {
-      fprintf(stderr, "\nmtier record: %s\n", why.c_str());
+      fail_line(why);
       status = 1;
       break;
     }
   }
   writer_.close();
-  progress(true);
+  // The summary, terminal or not (-q leaves out only the live line).
+  pr_.clear();
+  fprintf(stderr, "mtier record: %llu snapshots over %.0f s to %s\n",
+          static_cast<unsigned long long>(snapshots_), (now_ms() - start_ms_) / 1000.0,
+          a_.output.c_str());
   if (child > 0) {
     if (g_stop) kill(child, SIGTERM);  // Ctrl-C went to it too; a TERM to us did not
     while (child_running(child)) poll(nullptr, 0, 100);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "demo_child.h"
+#include "util/progress.h"
 
 namespace mtier::tools::demo {
 namespace {
@@ -133,12 +134,6 @@ bool decode(const std::string& bytes, ConfigResult* r) {
   return in.done();
 }
 
-void show_progress(const std::string& label, unsigned step, unsigned steps) {
-  if (!isatty(2)) return;
-  fprintf(stderr, "\r  %s: step %u/%u", label.c_str(), step + 1, steps);
-  if (step + 1 == steps) fprintf(stderr, "\r%60s\r", "");
-}
-
 // What every child does around its allocator: train, report progress
 // through the shared page, and send the result.
 int train_and_send(int fd, ChildProgress* prog, const Setup& s, const std::string& label,
@@ -146,15 +141,20 @@ int train_and_send(int fd, ChildProgress* prog, const Setup& s, const std::strin
                    const std::function<void(ConfigResult*)>& at_last_step) {
   ConfigResult r;
   const Workload& w = s.workload;
+  // On a terminal: "  mtier: step 12/200 (6%), ..., about 40s left" on
+  // stderr (which the child shares with the demo), erased at the end.
+  progress::Progress pr(progress::stderr_io(), s.quiet);
+  pr.start("  " + label + ": step", w.steps, "");
   r.train = train(
       w, alloc,
       [&](unsigned step) {
         prog->steps_done = step + 1;
         if (step == 0) prog->train_start = monotonic_seconds();
-        show_progress(label, step, w.steps);
+        pr.update(step + 1);
         if (step + 1 == w.steps && at_last_step) at_last_step(&r);
       },
       la);
+  pr.clear();
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   r.peak_rss = static_cast<uint64_t>(ru.ru_maxrss) * 1024;

@@ -26,6 +26,7 @@ struct Setup {
   unsigned columns = 64;      // heat-map extents per table
   LookaheadOptions lookahead; // of mtier+lookahead (depth > 0)
   unsigned timeout_s = 300;   // per run
+  bool quiet = false;         // no progress line on stderr
 };
 
 struct ConfigResult {

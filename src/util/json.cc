@@ -113,6 +113,12 @@ Writer& Writer::integer(const char* key, int64_t v) {
   return *this;
 }
 
+Writer& Writer::null(const char* key) {
+  prefix(key);
+  out_ += "null";
+  return *this;
+}
+
 Writer& Writer::boolean(const char* key, bool v) {
   prefix(key);
   out_ += v ? "true" : "false";

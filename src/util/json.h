@@ -24,6 +24,7 @@ class Writer {
   Writer& uint(const char* key, uint64_t v);
   Writer& integer(const char* key, int64_t v);
   Writer& boolean(const char* key, bool v);
+  Writer& null(const char* key);  // a member (or element) known to have no value
   const std::string& text() const { return out_; }
 
  private:

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <list>
 #include <random>
+#include <utility>
 #include <unordered_map>
 #include <vector>
 
@@ -149,6 +150,34 @@ TEST(Oracle, EmptyString) {
     EXPECT_EQ(x.lru_hit_ratio(), 0.0);
   }
   EXPECT_TRUE(simulate({1, 2}, {}).empty());
+}
+
+// The progress callback: references counted over every pass (numbering,
+// next use, LRU, a MIN pass per capacity below the distinct pages), never
+// going back, ending at the total; the results are those without it.
+TEST(Oracle, ProgressCountsEveryPass) {
+  std::vector<uint64_t> refs((size_t{1} << 21) + 5);
+  for (size_t i = 0; i < refs.size(); i++) refs[i] = (i * 7) % 11;
+  const std::vector<uint64_t> caps = {1, 3, 11, 100};  // 11 distinct: two MIN passes
+  std::vector<std::pair<uint64_t, uint64_t>> calls;
+  std::vector<OracleResult> with = simulate(refs, caps, [&](uint64_t done, uint64_t total) {
+    calls.emplace_back(done, total);
+  });
+  std::vector<OracleResult> without = simulate(refs, caps);
+  ASSERT_EQ(with.size(), without.size());
+  for (size_t i = 0; i < with.size(); i++) {
+    EXPECT_EQ(with[i].min_hits, without[i].min_hits);
+    EXPECT_EQ(with[i].lru_hits, without[i].lru_hits);
+  }
+  const uint64_t total = 5 * refs.size();
+  ASSERT_GT(calls.size(), 5u);  // chunks within the passes, not only their ends
+  for (size_t i = 0; i < calls.size(); i++) {
+    EXPECT_EQ(calls[i].second, total);
+    if (i) {
+      EXPECT_GE(calls[i].first, calls[i - 1].first);
+    }
+  }
+  EXPECT_EQ(calls.back().first, total);
 }
 
 // Capacity 0 is outside the contract's >= 1 but defined: no hits.
