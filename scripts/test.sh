@@ -17,12 +17,21 @@ fi
 autoreconf -fi
 
 passed=0 failed=0 skipped=0
+# What failed, repeated at the very end: a CI that keeps only the output's
+# tail still shows which test failed and why.
+failures=$(mktemp)
+trap 'rm -f "$failures"' EXIT
+# note_failure NAME LOG: names a failed check and keeps its log's tail.
+note_failure() {
+  { echo "=== FAILED: $1"; if [ -n "${2:-}" ] && [ -f "$2" ]; then tail -30 "$2"; fi; } >>"$failures"
+  return 0
+}
 # Runs `make check` in build dir $1 configured with the rest of the arguments.
 run_suite() {
   local dir=$1
   shift
   mkdir -p "$dir"
-  (cd "$dir" && "$top/configure" --enable-werror "$@" && make -j2) || return 2
+  (cd "$dir" && "$top/configure" --enable-werror "$@" && make -j2) || { note_failure "build in $dir"; return 2; }
   local rc=0
   (cd "$dir" && make -j2 check) || rc=1
   local f="$dir/test-suite.log"
@@ -33,7 +42,10 @@ run_suite() {
   fi
   if [ $rc -ne 0 ]; then
     for trs in $(find "$dir/tests" -name '*.trs'); do
-      grep -q -E '^:test-result: (FAIL|ERROR)' "$trs" && { echo "=== ${trs%.trs}.log"; tail -60 "${trs%.trs}.log"; }
+      grep -q -E '^:test-result: (FAIL|ERROR)' "$trs" && {
+        echo "=== ${trs%.trs}.log"; tail -60 "${trs%.trs}.log"
+        note_failure "$dir: ${trs%.trs}" "${trs%.trs}.log"
+      }
     done
   fi
   return $rc
@@ -54,13 +66,19 @@ run_vm_suite() {
   line=$(grep '^host: passed=' "$log" | tail -1)
   if [ -z "$line" ]; then
     tail -40 "$log"
+    note_failure "the QEMU machine gave no result" "$log"
     failed=$((failed + 1))
     return 1
   fi
   passed=$((passed + $(sed 's/.*passed=\([0-9]*\).*/\1/' <<<"$line")))
   failed=$((failed + $(sed 's/.*failed=\([0-9]*\).*/\1/' <<<"$line")))
   skipped=$((skipped + $(sed 's/.*skipped=\([0-9]*\).*/\1/' <<<"$line")))
-  [ $rc -eq 0 ] || { grep -B2 -A40 '^=== BEGIN' "$log" | tail -80; return 1; }
+  if [ $rc -ne 0 ]; then
+    grep -B2 -A40 '^=== BEGIN' "$log" | tail -80
+    grep '^FAIL ' "$log" | while read -r _ name _; do note_failure "QEMU machine: $name"; done
+    note_failure "QEMU machine (log: build/check-vm.log)" "$log"
+    return 1
+  fi
 }
 
 # The packaging, in the plain build: `make install` (scripts/check-install.sh)
@@ -80,7 +98,12 @@ DISTCHECK_PROGRAMS="tests/unit/config_test tests/unit/sample_config_test"
 DISTCHECK_TESTS="$DISTCHECK_PROGRAMS tests/preload/no_pmem2_link.test"
 run_packaging() {
   local rc=0
-  if bash scripts/check-install.sh build; then passed=$((passed + 1)); else failed=$((failed + 1)); rc=1; fi
+  if bash scripts/check-install.sh build >build/check-install.log 2>&1; then
+    passed=$((passed + 1)); tail -3 build/check-install.log
+  else
+    failed=$((failed + 1)); rc=1; tail -40 build/check-install.log
+    note_failure "make install (scripts/check-install.sh)" build/check-install.log
+  fi
   local missing
   if (cd build && make -j2 distcheck check_PROGRAMS="$DISTCHECK_PROGRAMS" TESTS="$DISTCHECK_TESTS" \
       DISTCHECK_CONFIGURE_FLAGS="--enable-werror CXXFLAGS=-O0" >distcheck.log 2>&1); then
@@ -95,10 +118,12 @@ run_packaging() {
     else
       failed=$((failed + 1)); rc=1
       echo "=== the tarball lacks these tracked files (add them to EXTRA_DIST):"; echo "$missing"
+      echo "the tarball lacks: $missing" >>"$failures"
     fi
   else
     failed=$((failed + 1)); rc=1
     echo "=== make distcheck failed (build/distcheck.log):"; tail -40 build/distcheck.log
+    note_failure "make distcheck" build/distcheck.log
   fi
   return $rc
 }
@@ -111,5 +136,9 @@ echo "--- the multi-tier tests in a QEMU machine (tests/vm/run-vm.sh; log: build
 run_vm_suite || status=1
 echo "--- the same tests under AddressSanitizer and UndefinedBehaviorSanitizer"
 run_suite build-san --enable-sanitizers || status=1
+if [ -s "$failures" ]; then
+  echo "--- what failed"
+  cat "$failures"
+fi
 echo "$passed passed, $failed failed, $skipped skipped"
 exit $status
