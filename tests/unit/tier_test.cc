@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sys/numa.h"
+#include "sys/numa_nodes.h"
 #include "tier/budget.h"
 #include "tier/topology.h"
 
@@ -194,6 +195,20 @@ TEST(Topology, NodesOfThisMachine) {
   EXPECT_TRUE(some_cpus);
   ASSERT_FALSE(nodes.empty());
   EXPECT_GT(nodes[0].bytes, 0u);
+}
+
+// Ids libnuma never listed are unknown, not an index past its tables.
+TEST(NumaNodes, NodesOutOfRangeAreUnknown) {
+  ASSERT_TRUE(sys::numa_present());
+  int past = sys::max_node() + 1;
+  for (int bad : {-1, past, sys::NodeMask::kMaxNodes}) {
+    EXPECT_FALSE(sys::node_exists(bad)) << bad;
+    EXPECT_EQ(sys::node_bytes(bad), -1) << bad;
+    EXPECT_EQ(sys::node_has_cpus(bad), -ENOENT) << bad;
+    EXPECT_EQ(sys::node_distance(0, bad), 0) << bad;
+    EXPECT_EQ(sys::node_distance(bad, 0), 0) << bad;
+  }
+  EXPECT_EQ(sys::node_distance(0, 0), 10);
 }
 
 TEST(Topology, ThisMachine) {
