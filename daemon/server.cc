@@ -81,7 +81,7 @@ int Server::start(std::string* why) {
   source_ = pick_source();
   MTIER_LOG_NOTICE("heat sources in use: %s", sources_in_use().c_str());
   std::string topo_why;
-  if (discover_topology("/sys", &topology_, &topo_why) < 0) {
+  if (discover_topology(&topology_, &topo_why) < 0) {
     // No NUMA in this kernel: the one node holds all memory.
     topology_ = single_node_topology(0);
     if (!topo_why.empty()) MTIER_LOG_INFO("memory topology: %s", topo_why.c_str());

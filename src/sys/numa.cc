@@ -1,7 +1,6 @@
 #include "sys/numa.h"
 
-#include <sys/syscall.h>
-#include <unistd.h>
+#include <numa.h>
 
 #include <cerrno>
 
@@ -10,6 +9,7 @@ namespace mtier::sys {
 namespace {
 
 // The kernel reads maxnode - 1 bits (get_nodes decrements it), hence the + 1.
+// libnuma's wrappers pass maxnode through unchanged.
 constexpr unsigned long kMaskArg = NodeMask::kMaxNodes + 1;
 
 bool in_range(int node) { return node >= 0 && node < NodeMask::kMaxNodes; }
@@ -39,7 +39,7 @@ bool NodeMask::empty() const {
 }
 
 int mbind(void* addr, size_t len, int mode, const NodeMask& nodes, unsigned flags) {
-  long r = syscall(SYS_mbind, addr, len, mode, nodes.bits, kMaskArg, flags);
+  long r = ::mbind(addr, len, mode, nodes.bits, kMaskArg, flags);
   return r == 0 ? 0 : -errno;
 }
 
@@ -53,19 +53,22 @@ int prefer_node(void* addr, size_t len, int node, unsigned flags) {
 
 long move_pages(pid_t pid, size_t count, const void* const* pages, const int* nodes, int* status,
                 int flags) {
-  long r = syscall(SYS_move_pages, pid, count, pages, nodes, status, flags);
+  // numa_move_pages takes the page array as void** (it only reads it).
+  long r = numa_move_pages(pid, count, const_cast<void**>(pages), nodes, status, flags);
   return r >= 0 ? r : -errno;
 }
 
 int page_node(const void* addr) {
   int node = -1;
-  long r = syscall(SYS_get_mempolicy, &node, nullptr, 0ul, addr, MPOL_F_NODE | MPOL_F_ADDR);
+  // get_mempolicy only reads through addr's page; it takes it as void*.
+  long r =
+      ::get_mempolicy(&node, nullptr, 0ul, const_cast<void*>(addr), MPOL_F_NODE | MPOL_F_ADDR);
   return r == 0 ? node : -errno;
 }
 
 int mems_allowed(NodeMask* out) {
   *out = NodeMask{};
-  long r = syscall(SYS_get_mempolicy, nullptr, out->bits, kMaskArg, nullptr, MPOL_F_MEMS_ALLOWED);
+  long r = ::get_mempolicy(nullptr, out->bits, kMaskArg, nullptr, MPOL_F_MEMS_ALLOWED);
   return r == 0 ? 0 : -errno;
 }
 

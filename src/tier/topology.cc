@@ -10,6 +10,8 @@
 #include <optional>
 #include <utility>
 
+#include "sys/numa_nodes.h"
+
 namespace mtier {
 
 namespace {
@@ -72,41 +74,35 @@ std::optional<std::vector<int>> numbered_entries(const std::string& dir, std::st
   return ids;
 }
 
-// ---- one node ----
+// ---- one node, from libnuma ----
 
-// "Node N MemTotal:   X kB" -> X * 1024.
-std::optional<uint64_t> parse_memtotal(std::string_view text, int id) {
-  for (std::string_view line : split(text, '\n')) {
-    int node = -1;
-    unsigned long long kb = 0;
-    std::string l(line);
-    if (sscanf(l.c_str(), "Node %d MemTotal: %llu kB", &node, &kb) == 2 && node == id)
-      return static_cast<uint64_t>(kb) * 1024;
-  }
-  return std::nullopt;
-}
-
-std::vector<int> parse_distances(std::string_view text) {
-  std::vector<int> out;
-  for (std::string_view tok : split(trim(text), ' '))
-    if (auto v = to_int(trim(tok))) out.push_back(*v);
-  return out;
-}
-
-int read_node(const std::string& dir, int id, NodeInfo* out, std::string* error) {
-  std::string base = dir + "/node" + std::to_string(id) + "/";
+int read_node(int id, NodeInfo* out, std::string* error) {
   out->id = id;
-  auto cpus = read_text(base + "cpulist");
-  out->has_cpus = cpus && !trim(*cpus).empty();
-  auto meminfo = read_text(base + "meminfo");
-  auto bytes = meminfo ? parse_memtotal(*meminfo, id) : std::nullopt;
-  if (!bytes) {
-    *error = "no \"Node " + std::to_string(id) + " MemTotal\" line in " + base + "meminfo";
+  long long bytes = sys::node_bytes(id);
+  int cpus = sys::node_has_cpus(id);
+  if (bytes < 0 || cpus < 0) {
+    *error = "libnuma cannot read node " + std::to_string(id) + "'s " +
+             (bytes < 0 ? "MemTotal (nodeN/meminfo)" : "CPUs (nodeN/cpumap)");
     return -EINVAL;
   }
-  out->bytes = *bytes;
-  if (auto dist = read_text(base + "distance")) out->distances = parse_distances(*dist);
+  out->bytes = static_cast<uint64_t>(bytes);
+  out->has_cpus = cpus > 0;
   return 0;
+}
+
+// Each node's distances to every node, in nodes' order; a row with an
+// unknown distance (0 from libnuma) is left empty.
+void read_distances(std::vector<NodeInfo>* nodes) {
+  for (NodeInfo& from : *nodes) {
+    for (const NodeInfo& to : *nodes) {
+      int d = sys::node_distance(from.id, to.id);
+      if (d <= 0) {
+        from.distances.clear();
+        break;
+      }
+      from.distances.push_back(d);
+    }
+  }
 }
 
 // ---- tiers ----
@@ -300,26 +296,44 @@ bool parse_node_list(std::string_view text, std::vector<int>* out, std::string_v
   return true;
 }
 
-int discover_topology(const std::string& sysfs_root, Topology* out, std::string* error) {
-  *out = Topology{};
-  std::string dir = sysfs_root + "/devices/system/node";
-  auto ids = numbered_entries(dir, "node");
-  if (!ids || ids->empty()) {
-    *error = "no NUMA node directories in " + dir;
+int discover_nodes(std::vector<NodeInfo>* out, std::string* error) {
+  out->clear();
+  if (!sys::numa_present()) {
+    *error = "no NUMA in this kernel (libnuma: numa_available failed)";
     return -ENOENT;
   }
-  for (int id : *ids) {
+  for (int id = 0; id <= sys::max_node(); id++) {
+    if (!sys::node_exists(id)) continue;
     NodeInfo n;
-    if (int rc = read_node(dir, id, &n, error); rc != 0) return rc;
-    out->nodes.push_back(std::move(n));
+    if (int rc = read_node(id, &n, error); rc != 0) return rc;
+    out->push_back(std::move(n));
   }
-  // distances[i] pairs with nodes[i] only if the kernel listed every node.
+  read_distances(out);
+  return 0;
+}
+
+int build_topology(std::vector<NodeInfo> nodes, const std::string& sysfs_root, Topology* out,
+                   std::string* error) {
+  *out = Topology{};
+  if (nodes.empty()) {
+    *error = "no NUMA nodes";
+    return -ENOENT;
+  }
+  out->nodes = std::move(nodes);
+  // distances[i] pairs with nodes[i] only if the row covers every node.
   for (NodeInfo& n : out->nodes)
     if (n.distances.size() != out->nodes.size()) n.distances.clear();
   if (int rc = tiers_from_sysfs(sysfs_root, *out, &out->tiers, error); rc != 0) return rc;
   out->from_memory_tiering = !out->tiers.empty();
   if (out->tiers.empty()) out->tiers = tiers_by_cpus(*out);
   return 0;
+}
+
+int discover_topology(Topology* out, std::string* error) {
+  *out = Topology{};
+  std::vector<NodeInfo> nodes;
+  if (int rc = discover_nodes(&nodes, error); rc != 0) return rc;
+  return build_topology(std::move(nodes), "/sys", out, error);
 }
 
 Topology single_node_topology(uint64_t bytes) {

@@ -1,7 +1,10 @@
-// The machine's memory topology, read from sysfs: NUMA nodes (CPUs, size,
-// distances) and the memory tiers they form, fastest first. Discovery runs
-// once at init; nothing here is on the fault path. The sysfs root is a
-// parameter so tests can point it at a fixture tree.
+// The machine's memory topology: NUMA nodes (CPUs, size, distances, from
+// libnuma: sys/numa_nodes.h) and the memory tiers they form, fastest first
+// (the kernel's memory_tiering ranks, which libnuma does not read, from
+// sysfs). Discovery runs once at init; nothing here is on the fault path.
+// The seam for tests: build_topology takes the nodes and a sysfs root, so a
+// test injects the nodes of another machine and points the root at a
+// fixture tree holding its memory_tiering directory.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -12,9 +15,9 @@ namespace mtier {
 
 struct NodeInfo {
   int id = 0;
-  bool has_cpus = false;       // nodeN/cpulist is not empty
-  uint64_t bytes = 0;          // "Node N MemTotal: X kB" of nodeN/meminfo
-  std::vector<int> distances;  // nodeN/distance: distances[i] is to Topology::nodes[i]
+  bool has_cpus = false;       // some CPU belongs to the node
+  uint64_t bytes = 0;          // the node's MemTotal (0: no memory)
+  std::vector<int> distances;  // distances[i] is to Topology::nodes[i]; empty if unknown
 };
 
 enum class TierKind { kDram, kSlowMemory };
@@ -29,25 +32,33 @@ struct MemoryTierInfo {
 };
 
 struct Topology {
-  std::vector<NodeInfo> nodes;        // every node directory, by ascending id
+  std::vector<NodeInfo> nodes;        // every node, by ascending id
   std::vector<MemoryTierInfo> tiers;  // fastest first
   bool from_memory_tiering = false;   // ranks came from sysfs memory_tiering
 
   const NodeInfo* node(int id) const;  // nullptr if there is no such node
-  // Distance between two nodes from sysfs, or -1 if unknown.
+  // Distance between two nodes (SLIT: 10 to itself), or -1 if unknown.
   int distance(int from, int to) const;
 };
 
-// Reads <sysfs_root>/devices/system/node/node* and, where present,
-// <sysfs_root>/devices/virtual/memory_tiering/memory_tier*/nodelist.
-// Without memory_tiering: nodes with CPUs form the "dram" tier (rank 0) and
-// CPU-less nodes (KMEM DAX, CXL) one "slow-memory" tier (rank 1); nodes with
-// no memory are left out. With it: rank = tier number, and a tier is "dram"
-// up to and including the fastest tier that holds a node with CPUs.
-// Returns 0, -ENOENT if there is no node directory (a kernel without NUMA:
-// see single_node_topology), or -EINVAL with *error naming the bad file.
-[[nodiscard]] int discover_topology(const std::string& sysfs_root, Topology* out,
-                                    std::string* error);
+// The machine's nodes from libnuma, by ascending id: every node with a
+// directory in /sys/devices/system/node, memory-less ones included.
+// Returns 0, -ENOENT if the kernel has no NUMA (see single_node_topology),
+// or -EINVAL with *error naming the node libnuma could not read.
+[[nodiscard]] int discover_nodes(std::vector<NodeInfo>* out, std::string* error);
+// The topology of these nodes (ascending ids; distances[i] to nodes[i], a
+// row of another length is dropped) with tiers from
+// <sysfs_root>/devices/virtual/memory_tiering/memory_tier*/nodelist where
+// present. Without memory_tiering: nodes with CPUs form the "dram" tier
+// (rank 0) and CPU-less nodes (KMEM DAX, CXL) one "slow-memory" tier (rank
+// 1); nodes with no memory are left out. With it: rank = tier number, and a
+// tier is "dram" up to and including the fastest tier that holds a node with
+// CPUs. Returns 0, -ENOENT if there are no nodes, or -EINVAL with *error
+// naming the bad file.
+[[nodiscard]] int build_topology(std::vector<NodeInfo> nodes, const std::string& sysfs_root,
+                                 Topology* out, std::string* error);
+// This machine's topology: discover_nodes, then build_topology over "/sys".
+[[nodiscard]] int discover_topology(Topology* out, std::string* error);
 // One node 0 with CPUs and `bytes` of memory, in one dram tier.
 Topology single_node_topology(uint64_t bytes);
 

@@ -199,6 +199,12 @@ TEST_F(DaemonTiering, HotPromotePromotesAHotRangeAndDemotesColdPages) {
     if (in_vm()) FAIL() << "no page-fault heat source in the QEMU machine:\n" << log;
     GTEST_SKIP() << "mtierd has no page-fault heat source here (perf_event_open refused): " << log;
   }
+  // mtierd's start line names the tiers over the nodes libnuma reported: in
+  // the QEMU machine, the DRAM nodes 0-1 and the CPU-less kmem node 2.
+  if (in_vm()) {
+    EXPECT_NE(log.find("memory tiers: dram(nodes 0-1, "), std::string::npos) << log;
+    EXPECT_NE(log.find("; slow-memory(node 2, "), std::string::npos) << log;
+  }
 
   ASSERT_NE(engine_->daemon_link(), nullptr);
   for (int i = 0; i < 300 && !engine_->daemon_link()->registered(); i++)

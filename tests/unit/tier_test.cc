@@ -1,15 +1,18 @@
-// Memory-tier discovery (fixture sysfs trees), tier overrides, budgets, and
-// the NUMA syscalls on this machine (one node here; adapts to more).
+// Memory-tier discovery (nodes of recorded machines with their
+// memory_tiering trees, and this machine's through libnuma), tier overrides,
+// budgets, and the NUMA calls on this machine (one node here; adapts to more).
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "sys/numa.h"
+#include "sys/numa_nodes.h"
 #include "tier/budget.h"
 #include "tier/topology.h"
 
@@ -23,21 +26,46 @@ namespace {
 constexpr uint64_t kKiB = 1024;
 constexpr size_t kPage = 4096;
 
+// A fixture tree of tests/unit/testdata: a recorded
+// devices/virtual/memory_tiering directory, or none.
 std::string fixture(const char* name) {
   return std::string(MTIER_SRCDIR) + "/tests/unit/testdata/" + name;
 }
 
-Topology discover_fixture(const char* name) {
+// The nodes of other machines, as discover_nodes (libnuma) reports them: the
+// seam that stands in for their /sys/devices/system/node.
+NodeInfo node_info(int id, bool has_cpus, uint64_t kib, std::vector<int> distances) {
+  return NodeInfo{.id = id, .has_cpus = has_cpus, .bytes = kib * kKiB, .distances = distances};
+}
+// Recorded on a one-node development machine (memory_tier4 holds node 0).
+std::vector<NodeInfo> one_node() { return {node_info(0, true, 4286184, {10})}; }
+// Recorded in tests/vm's QEMU machine: two DRAM nodes with a CPU each and the
+// CPU-less kmem node 2 (memory_tier4: 0-1, memory_tier22: 2).
+std::vector<NodeInfo> qemu_3node() {
+  return {node_info(0, true, 1031984, {10, 20, 20}), node_info(1, true, 1032176, {20, 10, 20}),
+          node_info(2, false, 393216, {20, 20, 10})};
+}
+// Made up: nodes 0 1 2 4 5 (no node 3), CPU-less 2 and 4, node 5 with CPUs
+// and no memory; no memory_tiering.
+std::vector<NodeInfo> sparse_nodes() {
+  return {node_info(0, true, 8388608, {10, 21, 30, 25, 21}),
+          node_info(1, true, 8388608, {21, 10, 25, 30, 11}),
+          node_info(2, false, 16777216, {30, 25, 10, 40, 25}),
+          node_info(4, false, 4194304, {25, 30, 40, 10, 30}),
+          node_info(5, true, 0, {21, 11, 25, 30, 10})};
+}
+
+Topology build(std::vector<NodeInfo> nodes, const char* tree) {
   Topology topo;
   std::string error;
-  EXPECT_EQ(discover_topology(fixture(name), &topo, &error), 0) << error;
+  EXPECT_EQ(build_topology(std::move(nodes), fixture(tree), &topo, &error), 0) << error;
   return topo;
 }
 
 // ---- discovery ----
 
 TEST(Topology, OneNodeLikeThisMachine) {
-  Topology t = discover_fixture("sysfs-one-node");
+  Topology t = build(one_node(), "sysfs-one-node");
   ASSERT_EQ(t.nodes.size(), 1u);
   EXPECT_EQ(t.nodes[0].id, 0);
   EXPECT_TRUE(t.nodes[0].has_cpus);
@@ -52,7 +80,7 @@ TEST(Topology, OneNodeLikeThisMachine) {
 }
 
 TEST(Topology, QemuTwoDramNodesAndKmemNode) {
-  Topology t = discover_fixture("sysfs-qemu-3node");
+  Topology t = build(qemu_3node(), "sysfs-qemu-3node");
   ASSERT_EQ(t.nodes.size(), 3u);
   EXPECT_TRUE(t.nodes[0].has_cpus);
   EXPECT_TRUE(t.nodes[1].has_cpus);
@@ -77,10 +105,10 @@ TEST(Topology, QemuTwoDramNodesAndKmemNode) {
 }
 
 TEST(Topology, NoMemoryTieringRanksByCpusThenDistance) {
-  Topology t = discover_fixture("sysfs-no-tiering");
+  Topology t = build(sparse_nodes(), "no-memory-tiering");
   ASSERT_EQ(t.nodes.size(), 5u);  // 0 1 2 4 5: no node 3
   EXPECT_EQ(t.nodes[3].id, 4);
-  EXPECT_EQ(t.distance(0, 4), 25);  // 4th entry of node0/distance, not the 5th
+  EXPECT_EQ(t.distance(0, 4), 25);  // 4th entry of node 0's row: nodes[3] is node 4
   EXPECT_EQ(t.distance(4, 2), 40);
   EXPECT_EQ(t.distance(0, 3), -1);
   EXPECT_FALSE(t.from_memory_tiering);
@@ -96,19 +124,31 @@ TEST(Topology, NoMemoryTieringRanksByCpusThenDistance) {
             "memory tiers: dram(nodes 0-1, 16.0 GiB); slow-memory(nodes 4,2, 20.0 GiB)");
 }
 
-TEST(Topology, MissingNodeDirectoryIsENOENT) {
+TEST(Topology, DistanceRowOfAnotherLengthIsDropped) {
+  std::vector<NodeInfo> nodes = qemu_3node();
+  nodes[1].distances.pop_back();
+  Topology t = build(nodes, "sysfs-qemu-3node");
+  EXPECT_EQ(t.distance(1, 0), -1);
+  EXPECT_EQ(t.distance(0, 1), 20);
+  EXPECT_EQ(t.tiers[0].nodes, (std::vector<int>{0, 1}));
+}
+
+TEST(Topology, NoNodesIsENOENT) {
   Topology t;
   std::string error;
-  EXPECT_EQ(discover_topology(fixture("no-such-tree"), &t, &error), -ENOENT);
-  EXPECT_NE(error.find("no-such-tree/devices/system/node"), std::string::npos) << error;
+  EXPECT_EQ(build_topology({}, fixture("sysfs-one-node"), &t, &error), -ENOENT);
+  EXPECT_EQ(error, "no NUMA nodes");
   EXPECT_TRUE(t.nodes.empty());
 }
 
-TEST(Topology, MeminfoWithoutMemTotalNamesTheFile) {
-  Topology t;
-  std::string error;
-  EXPECT_EQ(discover_topology(fixture("sysfs-bad-meminfo"), &t, &error), -EINVAL);
-  EXPECT_NE(error.find("node0/meminfo"), std::string::npos) << error;
+TEST(Topology, MemoryTierOfUnknownNodeIsLeftOut) {
+  // memory_tier22 of the QEMU tree names node 2, which these nodes lack.
+  std::vector<NodeInfo> nodes = qemu_3node();
+  nodes.pop_back();
+  for (NodeInfo& n : nodes) n.distances.pop_back();
+  Topology t = build(nodes, "sysfs-qemu-3node");
+  ASSERT_EQ(t.tiers.size(), 1u);
+  EXPECT_EQ(t.tiers[0].rank, 4);
 }
 
 TEST(Topology, SingleNodeFallback) {
@@ -119,10 +159,62 @@ TEST(Topology, SingleNodeFallback) {
   EXPECT_EQ(describe({}), "memory tiers: none");
 }
 
+// The node directories of this machine's sysfs, ascending: an independent
+// reading that libnuma's node list should match.
+std::vector<int> sysfs_node_ids() {
+  std::vector<int> ids;
+  for (const auto& e : std::filesystem::directory_iterator("/sys/devices/system/node")) {
+    std::string name = e.path().filename();
+    if (name.rfind("node", 0) == 0 && name.size() > 4 &&
+        name.find_first_not_of("0123456789", 4) == std::string::npos)
+      ids.push_back(std::stoi(name.substr(4)));
+  }
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+// libnuma's view of this machine (one node here, three in tests/vm).
+TEST(Topology, NodesOfThisMachine) {
+  std::vector<NodeInfo> nodes;
+  std::string error;
+  ASSERT_EQ(discover_nodes(&nodes, &error), 0) << error;
+  std::vector<int> ids;
+  for (const NodeInfo& n : nodes) ids.push_back(n.id);
+  EXPECT_EQ(ids, sysfs_node_ids());
+  bool some_cpus = false;
+  for (const NodeInfo& n : nodes) {
+    some_cpus |= n.has_cpus;
+    ASSERT_EQ(n.distances.size(), nodes.size()) << "node " << n.id;
+    for (size_t i = 0; i < nodes.size(); i++) {
+      if (nodes[i].id == n.id)
+        EXPECT_EQ(n.distances[i], 10) << "node " << n.id;  // the kernel's LOCAL_DISTANCE
+      else
+        EXPECT_GT(n.distances[i], 10) << "node " << n.id << " to " << nodes[i].id;
+    }
+  }
+  EXPECT_TRUE(some_cpus);
+  ASSERT_FALSE(nodes.empty());
+  EXPECT_GT(nodes[0].bytes, 0u);
+}
+
+// Ids libnuma never listed are unknown, not an index past its tables.
+TEST(NumaNodes, NodesOutOfRangeAreUnknown) {
+  ASSERT_TRUE(sys::numa_present());
+  int past = sys::max_node() + 1;
+  for (int bad : {-1, past, sys::NodeMask::kMaxNodes}) {
+    EXPECT_FALSE(sys::node_exists(bad)) << bad;
+    EXPECT_EQ(sys::node_bytes(bad), -1) << bad;
+    EXPECT_EQ(sys::node_has_cpus(bad), -ENOENT) << bad;
+    EXPECT_EQ(sys::node_distance(0, bad), 0) << bad;
+    EXPECT_EQ(sys::node_distance(bad, 0), 0) << bad;
+  }
+  EXPECT_EQ(sys::node_distance(0, 0), 10);
+}
+
 TEST(Topology, ThisMachine) {
   Topology t;
   std::string error;
-  ASSERT_EQ(discover_topology("/sys", &t, &error), 0) << error;
+  ASSERT_EQ(discover_topology(&t, &error), 0) << error;
   ASSERT_NE(t.node(0), nullptr);
   ASSERT_FALSE(t.tiers.empty());
   EXPECT_EQ(t.tiers[0].kind, TierKind::kDram);
@@ -189,7 +281,7 @@ TEST(TierOverride, ErrorsNameTheBadToken) {
 }
 
 TEST(TierOverride, Applies) {
-  Topology t = discover_fixture("sysfs-qemu-3node");
+  Topology t = build(qemu_3node(), "sysfs-qemu-3node");
   std::vector<TierSpec> specs;
   std::vector<MemoryTierInfo> tiers;
   std::string error;
@@ -205,16 +297,15 @@ TEST(TierOverride, Applies) {
 }
 
 TEST(TierOverride, RejectsUnknownOrEmptyNodes) {
+  Topology t = build(sparse_nodes(), "no-memory-tiering");
   std::vector<TierSpec> specs;
   std::vector<MemoryTierInfo> tiers;
   std::string error;
   ASSERT_EQ(parse_tier_override("0:dram;3:slow", &specs, &error), 0);
-  EXPECT_EQ(apply_tier_override(discover_fixture("sysfs-no-tiering"), specs, &tiers, &error),
-            -EINVAL);
+  EXPECT_EQ(apply_tier_override(t, specs, &tiers, &error), -EINVAL);
   EXPECT_EQ(error, "tier override: no such node: '3'");
   ASSERT_EQ(parse_tier_override("5:dram", &specs, &error), 0);
-  EXPECT_EQ(apply_tier_override(discover_fixture("sysfs-no-tiering"), specs, &tiers, &error),
-            -EINVAL);
+  EXPECT_EQ(apply_tier_override(t, specs, &tiers, &error), -EINVAL);
   EXPECT_EQ(error, "tier override: node has no memory: '5'");
 }
 
@@ -438,7 +529,7 @@ TEST(Topology, RealSysfsMatchesTheExpectedTiers) {
   std::string error;
   ASSERT_EQ(parse_tier_override(want_text, &want, &error), 0) << error;
   Topology topo;
-  ASSERT_EQ(discover_topology("/sys", &topo, &error), 0) << error;
+  ASSERT_EQ(discover_topology(&topo, &error), 0) << error;
   EXPECT_TRUE(topo.from_memory_tiering);
   ASSERT_EQ(topo.tiers.size(), want.size()) << describe(topo.tiers);
   for (size_t i = 0; i < want.size(); i++) {
