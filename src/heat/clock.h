@@ -33,6 +33,8 @@ class ClockHand {
   uint64_t sweep(uint64_t budget, std::vector<PageRef>* cold, size_t max_cold, int tier = -1,
                  bool use_hints = false);
   static constexpr uint8_t kKeepHint = 128;
+  // The evictor's hand spares the zap of a referenced page this hot (sweep).
+  static constexpr unsigned kHotHeat = 2;
   // Completed rotations since creation (for heat decay).
   uint64_t rotations() const { return rotations_; }
   // madvise calls made so far (each is a TLB shootdown): for tests.

@@ -200,3 +200,31 @@ TEST_F(ClockTest, ATableNamedAheadKeepsEveryPageMapped) {
 
 }  // namespace
 }  // namespace mtier
+
+namespace mtier {
+namespace {
+
+TEST_F(ClockTest, AHotPageIsZappedEveryOtherRotation) {
+  // Page 0 accessed again since placed (heat 2): the evictor's hand leaves
+  // it mapped and referenced once, its heat halved; the next rotation
+  // spends its second chance as any page's.
+  mark_access(t_->words[0]);
+  ASSERT_GE(PageWord::heat(t_->words[0].load()), ClockHand::kHotHeat);
+  *t_->page_addr(0) = 1;
+  ClockHand hand(*core_, false);
+  std::vector<PageRef> cold;
+  hand.sweep(kPages, &cold, kPages);
+  EXPECT_TRUE(referenced(0));
+  EXPECT_TRUE(mapped(t_, 0));
+  EXPECT_EQ(PageWord::heat(t_->words[0].load()), 1u);
+  EXPECT_FALSE(referenced(2)) << "heat 1: zapped as before";
+  cold.clear();
+  hand.sweep(kPages, &cold, kPages);
+  EXPECT_FALSE(referenced(0));
+  EXPECT_FALSE(mapped(t_, 0));
+  EXPECT_EQ(std::count_if(cold.begin(), cold.end(), [](const PageRef& r) { return r.page == 0; }),
+            0) << "its second chance spent this rotation, cold only on the next";
+}
+
+}  // namespace
+}  // namespace mtier
