@@ -16,6 +16,7 @@
 #include <cstring>
 #include <ctime>
 #include <string>
+#include <utility>
 
 #include "client/daemon_client.h"
 #include "commands.h"
@@ -158,26 +159,35 @@ void sleep_ms(unsigned ms) {
   }
 }
 
-// Not a terminal: --count frames (default 1) of plain text, as wide as
-// $COLUMNS says (else 80) and as tall as they need.
-int run_plain(const std::string& path, const Options& o, record::Snapshot snap, HeatView view) {
-  unsigned long cols = kPlainCols;
-  const char* env = getenv("COLUMNS");
-  if (!parse_number(env, 1, kMaxCols, &cols)) cols = kPlainCols;
+// --count frames (default 1): `show` prints each snapshot, the first the
+// one given, the next fetched after --interval. 0, or 1 on a failed fetch
+// or write.
+template <class Show>
+int each_frame(const std::string& path, const Options& o, record::Snapshot snap, Show show) {
   unsigned long frames = o.count ? o.count : 1;
   for (unsigned long i = 0; i < frames; i++) {
     if (i > 0) {
       sleep_ms(o.interval_ms);
       std::string msg;
       if (fetch(path, o, &snap, &msg)) return fprintf(stderr, "%s\n", msg.c_str()), 1;
-      if (fputs("\n", stdout) < 0) return 1;
     }
-    std::string frame =
-        render_frame(snap, view, static_cast<unsigned>(cols), natural_rows(snap, view), false);
-    if (fputs(frame.c_str(), stdout) < 0 || fputs("\n", stdout) < 0 || fflush(stdout) != 0)
-      return 1;
+    if (!show(snap, i)) return 1;
   }
   return 0;
+}
+
+// Not a terminal: --count frames of plain text, a blank line between them,
+// as wide as $COLUMNS says (else 80) and as tall as they need.
+int run_plain(const std::string& path, const Options& o, record::Snapshot snap, HeatView view) {
+  unsigned long cols = kPlainCols;
+  const char* env = getenv("COLUMNS");
+  if (!parse_number(env, 1, kMaxCols, &cols)) cols = kPlainCols;
+  return each_frame(path, o, std::move(snap), [&](const record::Snapshot& s, unsigned long i) {
+    if (i > 0 && fputs("\n", stdout) < 0) return false;
+    std::string frame =
+        render_frame(s, view, static_cast<unsigned>(cols), natural_rows(s, view), false);
+    return fputs(frame.c_str(), stdout) >= 0 && fputs("\n", stdout) >= 0 && fflush(stdout) == 0;
+  });
 }
 
 // --table's process and table alone (what the view selected).
@@ -187,22 +197,14 @@ void keep_selected(record::Snapshot* snap, const HeatView& view) {
     std::erase_if(p.tables, [&](const record::TableSnap& t) { return t.id != view.table_id; });
 }
 
-// --json: --count snapshots (default 1), one JSON object a line, whatever
-// stdout is.
+// --json: --count snapshots, one JSON object a line, whatever stdout is.
 int run_json(const std::string& path, const Options& o, record::Snapshot snap,
              const HeatView& view) {
-  unsigned long frames = o.count ? o.count : 1;
-  for (unsigned long i = 0; i < frames; i++) {
-    if (i > 0) {
-      sleep_ms(o.interval_ms);
-      std::string msg;
-      if (fetch(path, o, &snap, &msg)) return fprintf(stderr, "%s\n", msg.c_str()), 1;
-    }
-    if (o.table) keep_selected(&snap, view);
-    std::string text = record::snapshot_json(snap);
-    if (puts(text.c_str()) < 0 || fflush(stdout) != 0) return 1;
-  }
-  return 0;
+  return each_frame(path, o, std::move(snap), [&](record::Snapshot s, unsigned long) {
+    if (o.table) keep_selected(&s, view);
+    std::string text = record::snapshot_json(s);
+    return puts(text.c_str()) >= 0 && fflush(stdout) == 0;
+  });
 }
 
 // Installs the handlers `mtier heat` needs on a terminal and blocks those
