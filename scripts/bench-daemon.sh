@@ -25,7 +25,7 @@ policy beats CLOCK in hit ratio and lookups/s; its hit ratio within 10% of
 MIN). Then the overhead: the same replay at FIT % (default 200: every page
 fits, nothing is evicted, so the daemon's sampling at its defaults and its
 ticks are all it adds; goal: within 3%) with and without the daemon, and at
-100% (the watermark evictions start at 95%: there the policy's hints also
+100% (the watermark evictions start at the high mark, 98%: there the policy's hints also
 change what is evicted, so the ratio is the policy's effect too).
 
   --preset NAME       workload preset (default meta2022)

@@ -47,11 +47,13 @@ constexpr Def kDefs[] = {
       "DRAM budget for table pages, bytes or N% of physical memory; 0 = half of the least of "
       "RAM and the cgroup limit, per LOCAL_WORLD_SIZE rank, less what the process uses"},
      &Options::dram_bytes},
-    {{"high_watermark", T::kPercent, "95", 1, 100, false,
-      "% of the DRAM budget at which eviction starts"},
+    {{"high_watermark", T::kPercent, "98", 1, 100, false,
+      "% of the DRAM budget at which eviction starts; set alone to 96 or less, the low mark "
+      "follows 2 below it"},
      &Options::high_watermark},
-    {{"low_watermark", T::kPercent, "85", 0, 99, false,
-      "% of the DRAM budget eviction brings residency down to"},
+    {{"low_watermark", T::kPercent, "96", 0, 99, false,
+      "% of the DRAM budget eviction brings residency down to; set alone to 98 or more, the high "
+      "mark follows 2 above it (at most 100)"},
      &Options::low_watermark},
     {{"dram_node", T::kInt, "-1", kIntMin(-1), 1023, false,
       "NUMA node for DRAM pages; -1 = the kernel's choice"},
@@ -239,12 +241,25 @@ int OptionSet::transaction(std::string* why, Step&& step) {
   Options saved = opts_;
   std::vector<OptionSource> saved_sources = sources_;
   int rc = step();
+  if (rc == 0) settle_watermarks();
   if (rc == 0) rc = check_consistency(why);
   if (rc != 0) {
     opts_ = std::move(saved);
     sources_ = std::move(saved_sources);
   }
   return rc;
+}
+
+void OptionSet::settle_watermarks() {
+  bool low_set = sources_[static_cast<size_t>(find_option("low_watermark"))] != OptionSource::kDefault;
+  bool high_set = sources_[static_cast<size_t>(find_option("high_watermark"))] != OptionSource::kDefault;
+  if (!low_set) opts_.low_watermark = kDefaultLowWatermark;
+  if (!high_set) opts_.high_watermark = kDefaultHighWatermark;
+  if (opts_.low_watermark < opts_.high_watermark) return;
+  if (high_set && !low_set)
+    opts_.low_watermark = opts_.high_watermark > kWatermarkGap ? opts_.high_watermark - kWatermarkGap : 0;
+  else if (low_set && !high_set)
+    opts_.high_watermark = std::min(100u, opts_.low_watermark + kWatermarkGap);
 }
 
 int OptionSet::check_consistency(std::string* why) const {

@@ -264,15 +264,31 @@ TEST(SetErrors, UnknownOption) {
 TEST(SetErrors, WatermarkInversionNamesBothAndChangesNothing) {
   OptionSet o;
   std::string why;
+  ASSERT_EQ(o.set("high_watermark", "90", OptionSource::kApi, &why), 0) << why;
   EXPECT_EQ(o.set("low_watermark", "95", OptionSource::kApi, &why), -EINVAL);
-  EXPECT_EQ(why,
-            "low_watermark = 95 (API) must be below high_watermark = 95 (default)");
-  EXPECT_EQ(o.get().low_watermark, 85u);
+  EXPECT_EQ(why, "low_watermark = 95 (API) must be below high_watermark = 90 (API)");
+  EXPECT_EQ(o.get().low_watermark, 88u) << "the default, 2 below the high mark set";
   EXPECT_EQ(o.source("low_watermark"), OptionSource::kDefault);
+  ASSERT_EQ(o.set("low_watermark", "60", OptionSource::kApi, &why), 0) << why;
   EXPECT_EQ(o.set("high_watermark", "50", OptionSource::kApi, &why), -EINVAL);
-  EXPECT_TRUE(contains(why, "low_watermark = 85 (default)")) << why;
+  EXPECT_TRUE(contains(why, "low_watermark = 60 (API)")) << why;
   EXPECT_TRUE(contains(why, "high_watermark = 50 (API)")) << why;
-  EXPECT_EQ(o.get().high_watermark, 95u);
+  EXPECT_EQ(o.get().high_watermark, 90u);
+}
+
+TEST(Set, AWatermarkLeftAtItsDefaultKeepsClearOfOneSet) {
+  OptionSet o;
+  std::string why;
+  EXPECT_EQ(o.get().high_watermark, kDefaultHighWatermark);
+  EXPECT_EQ(o.get().low_watermark, kDefaultLowWatermark);
+  ASSERT_EQ(o.set("high_watermark", "1", OptionSource::kApi, &why), 0) << why;
+  EXPECT_EQ(o.get().low_watermark, 0u);
+  ASSERT_EQ(o.set("high_watermark", "99", OptionSource::kApi, &why), 0) << why;
+  EXPECT_EQ(o.get().low_watermark, kDefaultLowWatermark) << "back to its default: 96 < 99";
+  OptionSet p;
+  ASSERT_EQ(p.set("low_watermark", "99", OptionSource::kEnv, &why), 0) << why;
+  EXPECT_EQ(p.get().high_watermark, 100u);
+  EXPECT_EQ(p.source("high_watermark"), OptionSource::kDefault);
 }
 
 TEST(SetErrors, FailedSetChangesNothing) {
@@ -536,9 +552,13 @@ TEST(LoadAll, WatermarksCheckedAcrossSources) {
   OptionSet o;
   std::string why;
   Env none{};
-  EXPECT_EQ(o.load_all(none.envp(), &why, etc.c_str()), -EINVAL);
+  ASSERT_EQ(o.load_all(none.envp(), &why, etc.c_str()), 0) << why;
+  EXPECT_EQ(o.get().low_watermark, 78u) << "the low default follows the high mark set";
+  Env bad{"MTIER_LOW_WATERMARK=85"};
+  EXPECT_EQ(o.load_all(bad.envp(), &why, etc.c_str()), -EINVAL);
   EXPECT_EQ(why,
-            "low_watermark = 85 (default) must be below high_watermark = 80 (/etc/mtier.conf)");
+            "low_watermark = 85 (environment) must be below high_watermark = 80 "
+            "(/etc/mtier.conf)");
   Env fix{"MTIER_LOW_WATERMARK=70"};
   ASSERT_EQ(o.load_all(fix.envp(), &why, etc.c_str()), 0) << why;
   EXPECT_EQ(o.get().high_watermark, 80u);

@@ -703,7 +703,7 @@ TEST_F(EngineTest, SlowMemoryTierTakesColdPagesBeforeTheStore) {
 TEST_F(EngineTest, PromotionBringsSlowPagesBackToDram) {
   int slow = last_allowed_node();
   ASSERT_GE(slow, 0);
-  opts_.dram_bytes = 4ull << 20;  // 1024 pages, high watermark at 95%
+  opts_.dram_bytes = 4ull << 20;  // 1024 pages, high watermark at 98%
   opts_.dram_node = 0;
   opts_.slow_node = slow;
   opts_.slow_bytes = 4ull << 20;

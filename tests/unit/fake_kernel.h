@@ -223,6 +223,8 @@ struct FakeEngine {
     o.prefetch_pages = 0;
     o.queue_depth = 4;
     o.evict_batch = 64;
+    o.high_watermark = 95;  // the marks these tests' page counts were worked out for
+    o.low_watermark = 85;
     core = std::make_unique<Core>(o, std::move(region));
     auto s = std::make_unique<MemStore>(slots);
     store = s.get();
