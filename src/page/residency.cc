@@ -82,6 +82,13 @@ bool Residency::wait_for_room(uint64_t pages, int timeout_ms) {
   return room;
 }
 
+bool Residency::reserve_room(uint64_t pages) {
+  for (;;) {
+    if (!wait_for_room(pages)) return false;
+    if (try_claim(budget_pages(), pages)) return true;
+  }
+}
+
 void Residency::notify_progress() {
   std::lock_guard<std::mutex> lk(mu_);
   room_.notify_all();

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <shared_mutex>
 #include <thread>
+#include <utility>
 
 #include "log/log.h"
 #include "page/page_checksum.h"
@@ -191,8 +192,13 @@ uint64_t FaultHandler::demand_pages(const struct uffd_msg* msgs, size_t n) const
 void FaultHandler::handle_batch(const struct uffd_msg* msgs, size_t n) {
   // Room first, with no lock held (LOCKING in page/core.h): the evictor
   // that makes it needs the registry.
-  if (uint64_t demand = demand_pages(msgs, n); demand && !core_.residency.wait_for_room(demand))
-    MTIER_LOG_WARN("DRAM budget exceeded: eviction cannot make room (store full or failing)");
+  // The room is reserved, not only waited for: the prefetcher's worker
+  // claims concurrently and would take it before this batch's claims.
+  reserved_ = 0;
+  if (uint64_t demand = demand_pages(msgs, n); demand) {
+    if (core_.residency.reserve_room(demand)) reserved_ = demand;
+    else MTIER_LOG_WARN("DRAM budget exceeded: eviction cannot make room (store full or failing)");
+  }
   std::shared_lock tables(core_.tables.mutex());
   pending_.clear();
   for (size_t i = 0; i < n; i++) {
@@ -210,6 +216,8 @@ void FaultHandler::handle_batch(const struct uffd_msg* msgs, size_t n) {
     }
     resolve(t, t->page_of(reinterpret_cast<void*>(addr)), flags, tid);
   }
+  // Faults whose page was placed or fetched meanwhile claimed nothing.
+  if (reserved_) core_.residency.unclaimed(static_cast<int64_t>(std::exchange(reserved_, 0)));
   if (!pending_.empty()) place_all();
 }
 
@@ -289,7 +297,14 @@ int FaultHandler::resolve_ioctl(int rc, Table* t, uint64_t page, unsigned tid, c
 // room (its capacity covers a batch's claims: a follower is claimed only
 // below it).
 void FaultHandler::claim(Table* t, uint64_t page, bool write, unsigned tid) {
-  mtier::claim(core_, t, page);
+  // One of the batch's reserved pages; beyond them (no room could be
+  // made, or a fault the batch did not count) over the budget.
+  if (reserved_ > 0) {
+    reserved_--;
+    claim_reserved(core_, t, page);
+  } else {
+    mtier::claim(core_, t, page);
+  }
   pending_.push_back({t, page, write, false, tid, 0, kZeroPage});
 }
 

@@ -90,6 +90,9 @@ class FaultHandler {
   // batch claims at most kBatch pages and their followers; requested
   // prefetches are placed in chunks of that size).
   std::vector<Placement> pending_;
+  // Room reserved for the current batch's demand pages not yet claimed
+  // (handle_batch; the handler's thread only).
+  uint64_t reserved_ = 0;
   std::vector<std::vector<Placement*>> by_store_;
   std::vector<StoreIo> ios_;
   std::vector<PrefetchRequest> serving_;  // swapped with requests_ under request_mu_

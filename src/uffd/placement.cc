@@ -15,6 +15,10 @@ void claim(Core& core, Table* t, uint64_t page) {
   core.residency.claim();
 }
 
+void claim_reserved(Core& core, Table* t, uint64_t page) {
+  transition(core.word(t, page), PageEvent::kClaim, t->id, page);
+}
+
 bool claim_within(Core& core, Table* t, uint64_t page, uint64_t limit) {
   if (!core.residency.try_claim(limit)) return false;
   transition(core.word(t, page), PageEvent::kClaim, t->id, page);

@@ -14,6 +14,9 @@ namespace mtier {
 // page's stripe lock. Every claim ends in place_claimed, unclaim, or a
 // failure that calls Residency::unclaimed itself.
 void claim(Core& core, Table* t, uint64_t page);
+// claim() of a page whose room the caller reserved (Residency::reserve_room):
+// already counted in Residency::claimed.
+void claim_reserved(Core& core, Table* t, uint64_t page);
 void unclaim(Core& core, Table* t, uint64_t page);
 // A claim of a page nobody waits for yet (brought with a fault, prefetched):
 // only if DRAM's resident and claimed pages stay within `limit` pages
