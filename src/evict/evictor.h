@@ -62,7 +62,7 @@ class Evictor {
   void fail_run_page(const PageRef& v, int err);
   void log_error_once(const PageRef& v, int err);
   uint64_t finish_run(const PageRef* run, const int* results, size_t n);
-  void write_protect(const std::vector<PageRef>& pages);
+  void seal(const std::vector<PageRef>& pages);
   int assign_slot(const PageRef& v);
   uint64_t demote_or_evict(const std::vector<PageRef>& victims, int* err, bool force = false);
   std::vector<PageRef> demote(const std::vector<PageRef>& pages);

@@ -47,7 +47,7 @@
 //     registry shared and no stripe lock (its pages are FETCHING: a fault on one finds it so and
 //     waits for the wake); the evictor writes back with pass_mu_ and the
 //     registry shared and no stripe lock (its pages are EVICTING and
-//     write-protected: a write faults and cancels). A table's teardown waits
+//     unmapped or write-protected: a write faults and cancels). A table's teardown waits
 //     for that I/O, which is bounded by the device; no stripe lock is ever
 //     held across I/O.
 //   - a UFFDIO_COPY the kernel refuses with EAGAIN (its address space

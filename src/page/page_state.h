@@ -9,7 +9,8 @@
 //   FETCHING --fetch_failed-->                         FAILED (access gets SIGBUS)
 //   FETCHING --unclaim-->                              ABSENT (a prefetch that failed)
 //   CLEAN    --write-->                                DIRTY
-//   DIRTY    --evict_begin-->                          EVICTING (write-protected)
+//   DIRTY    --evict_begin-->                          EVICTING (unmapped, or write-
+//                                                      protected without CONTINUE_MODE_WP)
 //   EVICTING --write-->                                DIRTY (eviction cancelled)
 //   EVICTING --writeback_failed-->                     DIRTY
 //   EVICTING --evict_commit-->                         ABSENT (store s, slot n)
