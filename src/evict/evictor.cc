@@ -2,6 +2,7 @@
 
 #include "evict/page_runs.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <mutex>
@@ -43,13 +44,28 @@ void Evictor::stop() {
   thread_.join();
 }
 
+// A pass that frees nothing is tried again after 10 ms; when the stores
+// refused its pages (full, or failing) the pause doubles up to
+// kMaxIdlePauseMs: each pass visits the pages twice and zaps the
+// referenced ones, a MINOR fault each for the trainer, which a full store
+// would otherwise cost it every 10 ms for as long as it stays full. (Pages
+// merely pinned or in use are soon free again: no back-off for those.)
 void Evictor::run() {
+  unsigned pause_ms = kMinIdlePauseMs;
   while (running_.load(std::memory_order_acquire)) {
     core_.residency.wait_for_work(20);
     if (!running_.load(std::memory_order_acquire)) break;
     bool dram = core_.residency.over_high();
     if (dram || (core_.has_slow_tier() && core_.slow.over_high())) {
-      if (evict_pass(!dram) == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      if (evict_pass(!dram) > 0) {
+        pause_ms = kMinIdlePauseMs;
+        continue;
+      }
+      // In steps, so that stop() is not kept waiting.
+      for (unsigned t = 0; t < pause_ms && running_.load(std::memory_order_acquire);
+           t += kMinIdlePauseMs)
+        std::this_thread::sleep_for(std::chrono::milliseconds(kMinIdlePauseMs));
+      pause_ms = pass_error_.load(std::memory_order_relaxed) ? std::min(2 * pause_ms, kMaxIdlePauseMs) : kMinIdlePauseMs;
     } else if (sampling_useful()) {
       sampler_.tick();
     }
@@ -112,6 +128,7 @@ uint64_t Evictor::evict_pass(bool slow_tier) {
                                                    : demote_or_evict(victims, &err);
     core_.residency.notify_progress();
   }
+  pass_error_.store(err, std::memory_order_relaxed);
   if (!slow_tier)
     core_.residency.set_stuck(freed == 0 && !freeing_seen_ &&
                               core_.residency.resident() >= (int64_t)core_.residency.budget_pages());
@@ -125,10 +142,15 @@ uint64_t Evictor::evict(const std::vector<PageRef>& victims, bool force, int* er
   for_each_run(victims, [&](size_t i, size_t j) {
     freed += start_run(&victims[i], j - i, force, &dirty);
   });
-  seal(dirty);
+  // Slots first, then the seal: a page no store has room for goes back to
+  // DIRTY untouched (a full store would otherwise unmap, or protect and
+  // unprotect, every dirty victim of every pass: TLB shootdowns and
+  // faults for nothing).
   std::vector<std::vector<PageRef>> by_store(core_.stores.size());
   std::vector<PageRef> no_room;
   for (const PageRef& v : dirty) {
+    // A page with no entry (zapped by the sampler) may have taken a write
+    // fault since start_run: DIRTY again, nothing to write.
     if (PageWord::state(core_.word(v.table, v.page).load()) != PageState::kEvicting) continue;
     int s = assign_slot(v);
     if (s >= 0) by_store[s].push_back(v);
@@ -139,7 +161,14 @@ uint64_t Evictor::evict(const std::vector<PageRef>& victims, bool force, int* er
     std::vector<int> results(no_room.size(), kNoSlot);
     for_each_run(no_room, [&](size_t i, size_t j) { finish_run(&no_room[i], &results[i], j - i); });
   }
-  for (unsigned s = 0; s < by_store.size(); s++) write_back(s, by_store[s], err, &freed);
+  for (unsigned s = 0; s < by_store.size(); s++) {
+    if (by_store[s].empty()) continue;
+    seal(by_store[s]);
+    std::erase_if(by_store[s], [&](const PageRef& v) {  // a failed seal: DIRTY again
+      return PageWord::state(core_.word(v.table, v.page).load()) != PageState::kEvicting;
+    });
+    write_back(s, by_store[s], err, &freed);
+  }
   return freed;
 }
 
@@ -226,7 +255,11 @@ void Evictor::fail_run_page(const PageRef& v, int err) {
   }
   if (PageWord::state(w.load(std::memory_order_acquire)) != PageState::kEvicting) return;
   transition(w, PageEvent::kWritebackFailed, v.table->id, v.page);
-  (void)core_.uffd->writeprotect(v.table->page_addr(v.page), kPageSize, false);
+  // Only a write-protected page needs its protection lifted: one refused a
+  // slot was never sealed, and an unmapped one is mapped writable at its
+  // next (MINOR) fault, being DIRTY.
+  if (err != kNoSlot && !core_.continue_wp)
+    (void)core_.uffd->writeprotect(v.table->page_addr(v.page), kPageSize, false);
 }
 
 // Names each error (ENOSPC: the store's filesystem is full) the first time

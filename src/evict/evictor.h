@@ -51,6 +51,9 @@ class Evictor {
 
  private:
   void run();
+  // The pause after a pass that freed nothing (run()); doubling while the
+  // stores refuse the pages.
+  static constexpr unsigned kMinIdlePauseMs = 10, kMaxIdlePauseMs = 1000;
   // Whether the access sampler should run now (see evictor.cc).
   bool sampling_useful() const;
   uint64_t useful_target(const Residency& r, bool slow_tier) const;
@@ -85,6 +88,9 @@ class Evictor {
   bool full_logged_ = false;  // "store full" said since the last slot found
   bool freeing_seen_ = false;  // this pass met a table being freed (under pass_mu_)
   // fail_run_page's marker for "no store had a free slot" (not an errno).
+  // The last pass's first store error (ENOSPC: no room), 0 when none;
+  // written under pass_mu_, read by the evictor's thread.
+  std::atomic<int> pass_error_{0};
   static constexpr int kNoSlot = -(1 << 20);
   // fail_run_page's marker for "its table is being freed" (Table::freeing).
   static constexpr int kFreeing = -(1 << 20) - 1;

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <thread>
 
 #include "fake_kernel.h"
@@ -214,6 +215,27 @@ TEST_F(FullStoreTest, AFullStoreRefusesDirtyPagesAndSaysSo) {
   EXPECT_GE(e_.core->counters.store_full.load(), 1u);
   EXPECT_EQ(e_.core->residency.resident(), 1);
   EXPECT_TRUE(e_.page_is(11, 0x0b));
+  // Refused before it was sealed: never protected (nor unmapped), so
+  // nothing to undo - no userfaultfd call at all.
+  EXPECT_EQ(e_.uffd->count(UffdCall::kWriteProtect), 0u);
+}
+
+// The evictor's thread against a store that stays full: its passes free
+// nothing, and the pause between them doubles up to a second. Counted by
+// the refusals (store_full: one per dirty victim a pass tried), at most
+// three per page per pass (a pass sweeps until it has visited every page
+// twice): in 1.5 s, 10 ms pauses made 14112 (147 passes); doubling ones
+// (10, 20, ..., 640 ms, then 1 s) allow at most 9 passes.
+TEST_F(FullStoreTest, AFullStoreIsRetriedLessAndLessOften) {
+  for (uint64_t p = 0; p < 32; p++) e_.make_resident(p, static_cast<char>(p), true);
+  ASSERT_TRUE(e_.core->residency.over_high());
+  ASSERT_EQ(evictor_->start(), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  evictor_->stop();
+  uint64_t refusals = e_.core->counters.store_full.load();
+  EXPECT_GE(refusals, 1u);
+  EXPECT_LE(refusals, 9u * 3 * 32);
+  for (uint64_t p = 0; p < 32; p++) EXPECT_TRUE(e_.page_is(p, static_cast<char>(p))) << p;
 }
 
 }  // namespace
