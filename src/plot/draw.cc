@@ -161,7 +161,9 @@ int text_height(Font f) {
   return static_cast<int>(std::ceil(e.ascent + e.descent));
 }
 
-void set_colour(cairo_t* cr, Rgb c) { cairo_set_source_rgb(cr, c.r / 255.0, c.g / 255.0, c.b / 255.0); }
+void set_colour(cairo_t* cr, Rgb c) {
+  cairo_set_source_rgb(cr, c.r / 255.0, c.g / 255.0, c.b / 255.0);
+}
 
 void fill_rect(cairo_t* cr, double x, double y, double w, double h, Rgb c) {
   set_colour(cr, c);

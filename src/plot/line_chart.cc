@@ -192,7 +192,8 @@ void draw(cairo_t* cr, const LineChart& c, const LinePlan& p) {
   for (int pass = 0; pass < 2; ++pass) {
     const bool major = pass == 1;
     for (const Tick& t : p.y_ticks)
-      if (t.major == major) hline(cr, a.x, a.x + a.w - 1, round_px(g.py(t.v)), major ? kGrid : kGridMinor);
+      if (t.major == major)
+        hline(cr, a.x, a.x + a.w - 1, round_px(g.py(t.v)), major ? kGrid : kGridMinor);
     for (size_t i = 0; i < p.x_ticks.size(); i += every)
       if (p.x_ticks[i].major == major)
         vline(cr, round_px(g.px(p.x_ticks[i].v)), a.y, a.y + a.h - 1, major ? kGrid : kGridMinor);

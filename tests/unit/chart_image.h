@@ -36,7 +36,8 @@ class Png {
     const unsigned char* row = cairo_image_surface_get_data(s_) +
                                static_cast<size_t>(y) * cairo_image_surface_get_stride(s_);
     const uint32_t p = reinterpret_cast<const uint32_t*>(row)[x];
-    return Rgb{static_cast<uint8_t>(p >> 16), static_cast<uint8_t>(p >> 8), static_cast<uint8_t>(p)};
+    return Rgb{static_cast<uint8_t>(p >> 16), static_cast<uint8_t>(p >> 8),
+               static_cast<uint8_t>(p)};
   }
   bool inside(long x, long y) const { return x >= 0 && y >= 0 && x < width() && y < height(); }
 

@@ -380,7 +380,8 @@ TEST(HeatmapPng, MoreColumnsThanPixelsShowTheHottestOfThoseSharingAPixel) {
     return img.at(g.cell_x(c, col), g.cell_y(c, row));
   };
   EXPECT_EQ(at(*d.img, 2501, 1), heat_colour(1));
-  EXPECT_EQ(at(*d.img, 2500, 1), heat_colour(1));  // shares column 2501's pixel (10+ columns a pixel)
+  // Column 2500 shares column 2501's pixel (10+ columns a pixel).
+  EXPECT_EQ(at(*d.img, 2500, 1), heat_colour(1));
   EXPECT_EQ(at(*d.img, 2000, 1), heat_colour(0.01));
   EXPECT_EQ(at(*d.img, 2501, 0), heat_colour(0.01));
   // The leftmost pixel of the top row shares columns 0, 1 and more with data:
