@@ -7,7 +7,7 @@
 // cgroup of the budget plus a slack; beside them the offline oracle's MIN
 // and LRU hit ratios, and the device's own QD32 IOPS, which turn each run's
 // pages read and written into a device-bound time. The results feed a text
-// table, JSON and a PNG plot.
+// table, JSON and a plot (PNG, SVG or PDF).
 #pragma once
 #include <cstdint>
 #include <map>
@@ -49,7 +49,7 @@ struct SuiteOptions {
                                  // directory on a DAX filesystem); "" = not run
   unsigned timeout_s = 600;      // per run; a run past it is killed
   bool json = false;
-  std::string plot;              // PNG path ("" = none)
+  std::string plot;              // chart path: .png, .svg or .pdf ("" = none)
   std::string self;              // this program (for the child runs)
   bool quiet = false;            // no progress on stderr
 };

@@ -209,7 +209,7 @@ int write_plot(const SuiteResults& r, const std::string& path, std::string* err)
       }
       if (!s.points.empty()) chart.series.push_back(s);
     }
-  return plot::render_png(chart, path, err);
+  return plot::write_line_chart(chart, path, err);
 }
 
 }  // namespace mtier::tools::suite

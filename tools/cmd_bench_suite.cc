@@ -12,6 +12,7 @@
 
 #include "bench_suite.h"
 #include "config/options.h"
+#include "plot/chart.h"
 
 namespace mtier::tools {
 namespace {
@@ -64,7 +65,8 @@ void usage(FILE* out) {
           "  --timeout S         seconds a run may take before it is killed (default 600);\n"
           "                      a configuration that times out is not run at smaller budgets\n"
           "  --json              print one JSON object instead of the tables\n"
-          "  --plot FILE.png     also draw lookups/s against the budget, a line per configuration\n"
+          "  --plot FILE         also draw lookups/s against the budget, a line per configuration:\n"
+          "                      FILE ending .png, .svg or .pdf\n"
           "  -q, --quiet         no progress on stderr (otherwise a line per step; and when\n"
           "                      stderr is a terminal, a live line under them: the oracle's\n"
           "                      and then the runs' done/total, the time elapsed and left)\n"
@@ -179,7 +181,15 @@ int bench_suite(int argc, char** argv) {
         if (!parse_unsigned(optarg, 1, 86400, &o.timeout_s)) return bad("--timeout", optarg, "want 1 to 86400 seconds");
         break;
       case kJson: o.json = true; break;
-      case kPlot: o.plot = optarg; break;
+      case kPlot: {
+        plot::ChartFormat format;
+        if (std::string why; plot::chart_format(optarg, &format, &why) < 0) {
+          fprintf(stderr, "mtier bench suite: --plot %s\n", why.c_str());
+          return 2;
+        }
+        o.plot = optarg;
+        break;
+      }
       case kPmem: o.pmem = optarg; break;
       case 'o':
         if (!strchr(optarg, '=')) return bad("-o", optarg, "want NAME=VALUE (an option of mtier.conf(5))");

@@ -1,6 +1,6 @@
 // mtier report heatmap|wss|tables|migrations FILE: what a recording of
 // `mtier record` says, as text, JSON or CSV on stdout, or as a chart
-// (--output x.png | x.svg) drawn by the tool itself (src/plot/).
+// (--output x.png | x.svg | x.pdf) drawn through cairo (src/plot/).
 #include <getopt.h>
 #include <unistd.h>
 
@@ -35,7 +35,8 @@ const char kUsage[] =
     "\n"
     "  --json            JSON instead of text\n"
     "  --csv             CSV instead of text\n"
-    "  --output IMAGE    draw the report as a chart: IMAGE ending .png or .svg\n"
+    "  --output IMAGE    draw the report as a chart: IMAGE ending .png, .svg or\n"
+    "                    .pdf\n"
     "                    (heatmap: a heat map with a colour bar; wss, tables,\n"
     "                    migrations: line charts over time)\n"
     "  --table NAME|ID   only this table (its name, or its id)\n"
@@ -55,11 +56,6 @@ int usage_error(const std::string& what) {
   return 2;
 }
 
-bool ends_with(const std::string& s, const char* suffix) {
-  size_t n = strlen(suffix);
-  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
-}
-
 using TextReport = int (*)(const record::Recording&, const record::ReportOptions&, record::Format,
                            std::string*, std::string*);
 using LineReport = int (*)(const record::Recording&, const record::ReportOptions&, plot::LineChart*,
@@ -77,18 +73,17 @@ constexpr Kind kKinds[] = {
     {"migrations", record::report_migrations, record::migrations_chart},
 };
 
-// Draws kind's chart to `path` (.png or .svg). 0 or -errno with *why.
+// Draws kind's chart to `path` (.png, .svg or .pdf). 0 or -errno with *why.
 int draw(const Kind& kind, const record::Recording& r, const record::ReportOptions& o,
          const std::string& path, std::string* why) {
-  bool svg = ends_with(path, ".svg");
   if (!kind.chart) {
     plot::HeatmapChart c;
     if (int rc = record::heatmap_chart(r, o, &c, why); rc < 0) return rc;
-    return svg ? plot::render_heatmap_svg(c, path, why) : plot::render_heatmap_png(c, path, why);
+    return plot::write_heatmap(c, path, why);
   }
   plot::LineChart c;
   if (int rc = kind.chart(r, o, &c, why); rc < 0) return rc;
-  return svg ? plot::render_line_chart_svg(c, path, why) : plot::render_png(c, path, why);
+  return plot::write_line_chart(c, path, why);
 }
 
 }  // namespace
@@ -154,8 +149,9 @@ int cmd_report(int argc, char** argv) {
     return usage_error("unknown report '" + std::string(argv[optind]) +
                        "' (heatmap, wss, tables, migrations)");
   if (formats > 1) return usage_error("give one of --json, --csv and --output");
-  if (!output.empty() && !ends_with(output, ".png") && !ends_with(output, ".svg"))
-    return usage_error("--output must name a .png or .svg file");
+  plot::ChartFormat chart_format;
+  if (std::string bad; !output.empty() && plot::chart_format(output, &chart_format, &bad) < 0)
+    return usage_error("--output " + bad);
   o.color = color < 0 ? isatty(STDOUT_FILENO) && format == record::Format::kText : color == 1;
 
   std::string path = argv[optind + 1], why;

@@ -4,6 +4,8 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "plot/draw.h"
+
 namespace mtier::plot {
 namespace {
 
@@ -125,7 +127,7 @@ void log_ticks(double* lo, double* hi, std::vector<Tick>* ticks) {
 
 int max_label_width(const std::vector<Tick>& ticks) {
   int w = 0;
-  for (const Tick& t : ticks) w = std::max(w, Canvas::text_width(t.label));
+  for (const Tick& t : ticks) w = std::max(w, text_width(t.label));
   return w;
 }
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "plot/canvas.h"
+#include "plot/chart.h"
 
 namespace mtier::plot {
 
@@ -19,7 +19,6 @@ constexpr Rgb kGridMinor{241, 241, 241};
 constexpr Rgb kLegendBorder{170, 170, 170};
 
 constexpr int kPad = 12;          // image edge to anything drawn
-constexpr int kTitleScale = 2;    // title font scale; everything else is 1
 constexpr int kTickLen = 5;       // major tick mark length, outside the frame
 constexpr int kMinorTickLen = 3;  // log axis 2..9 marks
 constexpr int kTickGap = 4;       // tick mark end to its label
@@ -49,7 +48,7 @@ bool linear_ticks(double* lo, double* hi, int target, std::vector<Tick>* ticks);
 // there are few, labelled at 2 and 5 when there are at most two decades.
 void log_ticks(double* lo, double* hi, std::vector<Tick>* ticks);
 
-// The widest tick label in pixels (the built-in font at scale 1).
+// The widest tick label in pixels (draw.h's label font).
 int max_label_width(const std::vector<Tick>& ticks);
 
 // Labels under a horizontal axis go under every n-th tick when neighbours

@@ -1,7 +1,7 @@
 // Heat maps: plan_heatmap lays the chart out (margins sized from the text
 // they hold, the spans of pixels each run of cells covers, the ticks of both
-// axes and of the colour bar, band labels and separators); render_heatmap
-// draws that plan into an Image, svg.cc writes it as SVG.
+// axes and of the colour bar, band labels and separators); write_heatmap
+// draws that plan through cairo, into whichever file format (draw.h).
 //
 // Cells tile the plot's inside exactly: along an axis of P pixels and n cells,
 // cell i covers pixels [ceil(i * P / n), ceil((i + 1) * P / n)) when n <= P
@@ -14,8 +14,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "plot/draw.h"
 #include "plot/plan.h"
-#include "plot/png.h"
 
 namespace mtier::plot {
 namespace {
@@ -233,9 +233,9 @@ int plan_heatmap(const HeatmapChart& c, HeatmapPlan* p, std::string* err) {
   // Nothing above 0: every value is the coldest colour; the scale reads 0..1.
   if (!(g.v_max > 0)) g.v_max = 1;
 
-  const int th = Canvas::text_height();
+  const int th = text_height();
   const int width = static_cast<int>(c.width), height = static_cast<int>(c.height);
-  const int top = kPad + (c.title.empty() ? 4 : Canvas::text_height(kTitleScale) + 10);
+  const int top = kPad + (c.title.empty() ? 4 : text_height(kTitleFont) + 10);
   // One past the frame's bottom row: below it the ticks, their labels, the x label.
   const int bottom = height - kPad - (c.x_label.empty() ? 0 : th + 6) - th - kTickGap - kTickLen;
   const int inner_h = bottom - top - 2;
@@ -250,7 +250,7 @@ int plan_heatmap(const HeatmapChart& c, HeatmapPlan* p, std::string* err) {
       return fail(err, "heat map's y range is too large to draw");
     y_text = max_label_width(p->y_ticks);
   } else {
-    for (const HeatmapBand* b : bands) y_text = std::max(y_text, Canvas::text_width(b->label));
+    for (const HeatmapBand* b : bands) y_text = std::max(y_text, text_width(b->label));
   }
   const int left = kPad + (c.y_label.empty() ? 0 : th + 8) + y_text + kTickGap + kTickLen;
 
@@ -307,76 +307,85 @@ int heatmap_geometry(const HeatmapChart& c, HeatmapGeometry* g, std::string* err
 
 namespace {
 
-void draw(const HeatmapChart& c, const HeatmapPlan& p, Image* img) {
-  Canvas cv(img);
+void draw(cairo_t* cr, const HeatmapChart& c, const HeatmapPlan& p) {
   const Rect& a = p.g.plot;
   const Rect& in = p.inner;
   const Rect& bar = p.g.colour_bar;
-  const int th = Canvas::text_height();
 
-  for (const CellSpan& y : p.ys)
-    for (const CellSpan& x : p.xs)
-      cv.fill_rect(in.x + x.px0, in.y + in.h - y.px1, x.px1 - x.px0, y.px1 - y.px0,
-                   block_colour(c, p, x, y));
+  // Cells: a rectangle per run of equal colour along each row of spans, on
+  // whole pixels, so neighbours meet without seams.
+  std::vector<Rgb> colours(p.xs.size());
+  for (const CellSpan& y : p.ys) {
+    for (size_t i = 0; i < p.xs.size(); ++i) colours[i] = block_colour(c, p, p.xs[i], y);
+    for (size_t i = 0; i < p.xs.size();) {
+      size_t j = i + 1;
+      while (j < p.xs.size() && colours[j] == colours[i]) ++j;
+      fill_rect(cr, in.x + p.xs[i].px0, in.y + in.h - y.px1, p.xs[j - 1].px1 - p.xs[i].px0,
+                y.px1 - y.px0, colours[i]);
+      i = j;
+    }
+  }
   // Separators: black dashes on white, seen on any heat; a tick outside.
   for (int row : p.separators) {
     if (p.separator_lines) {
-      cv.line(in.x, row, in.x + in.w - 1, row, kWhite);
-      cv.dashed_line(in.x, row, in.x + in.w - 1, row, kBlack, 4, 4);
+      hline(cr, in.x, in.x + in.w - 1, row, kWhite);
+      for (int x = in.x; x < in.x + in.w; x += 8)
+        hline(cr, x, std::min(x + 3, in.x + in.w - 1), row, kBlack);
     }
-    cv.line(a.x - kTickLen, row, a.x - 1, row, kAxis);
+    hline(cr, a.x - kTickLen, a.x - 1, row, kAxis);
   }
-  cv.stroke_rect(a.x, a.y, a.w, a.h, kAxis);
+  stroke_rect(cr, a, kAxis);
 
+  const double label_right = a.x - kTickLen - kTickGap;
   for (const Tick& t : p.y_ticks) {
     const int row = p.y_row(t.v);
-    cv.line(a.x - kTickLen, row, a.x - 1, row, kAxis);
-    cv.text(a.x - kTickLen - kTickGap, row - 3, t.label, kText, 1, Align::kRight);
+    hline(cr, a.x - kTickLen, a.x - 1, row, kAxis);
+    text(cr, label_right, row + 0.5, t.label, kText, kLabelFont, Align::kRight, VAlign::kMiddle);
   }
   for (const BandLabel& l : p.band_labels)
-    cv.text(a.x - kTickLen - kTickGap, l.row - 3, l.label, kText, 1, Align::kRight);
+    text(cr, label_right, l.row + 0.5, l.label, kText, kLabelFont, Align::kRight, VAlign::kMiddle);
   const int label_top = a.y + a.h + kTickLen + kTickGap;
   for (size_t i = 0; i < p.x_ticks.size(); ++i) {
     const int col = p.x_col(p.x_ticks[i].v);
-    cv.line(col, a.y + a.h, col, a.y + a.h + kTickLen - 1, kAxis);
+    vline(cr, col, a.y + a.h, a.y + a.h + kTickLen - 1, kAxis);
     if (i % p.x_label_every == 0)
-      cv.text(col, label_top, p.x_ticks[i].label, kText, 1, Align::kCentre);
+      text(cr, col + 0.5, label_top, p.x_ticks[i].label, kText, kLabelFont, Align::kCentre);
   }
 
-  // The colour bar: the ramp bottom (0) to top (v_max), framed, its scale on the right.
-  for (int i = 0; i < bar.h; ++i)
-    cv.fill_rect(bar.x, bar.y + bar.h - 1 - i, bar.w, 1,
-                 heat_colour(bar.h > 1 ? static_cast<double>(i) / (bar.h - 1) : 1));
-  cv.stroke_rect(bar.x - 1, bar.y - 1, bar.w + 2, bar.h + 2, kAxis);
+  // The colour bar: the ramp from 0 at the bottom row's centre to v_max at
+  // the top row's, a linear gradient through the ramp's bends (where it is
+  // piecewise linear), framed, its scale on the right.
+  cairo_pattern_t* ramp = cairo_pattern_create_linear(0, bar.y + bar.h - 0.5, 0, bar.y + 0.5);
+  for (double f : heat_ramp_stops()) {
+    const Rgb k = heat_colour(f);
+    cairo_pattern_add_color_stop_rgb(ramp, f, k.r / 255.0, k.g / 255.0, k.b / 255.0);
+  }
+  cairo_set_source(cr, ramp);
+  cairo_rectangle(cr, bar.x, bar.y, bar.w, bar.h);
+  cairo_fill(cr);
+  cairo_pattern_destroy(ramp);
+  stroke_rect(cr, Rect{bar.x - 1, bar.y - 1, bar.w + 2, bar.h + 2}, kAxis);
   const int tick_x = bar.x + bar.w + 1;
   for (const Tick& t : p.bar_ticks) {
     const int row = p.bar_row(t.v);
-    cv.line(tick_x, row, tick_x + kTickLen - 1, row, kAxis);
-    cv.text(tick_x + kTickLen + kTickGap, row - 3, t.label, kText);
+    hline(cr, tick_x, tick_x + kTickLen - 1, row, kAxis);
+    text(cr, tick_x + kTickLen + kTickGap, row + 0.5, t.label, kText, kLabelFont, Align::kLeft,
+         VAlign::kMiddle);
   }
 
-  cv.text(static_cast<int>(c.width) / 2, kPad, c.title, kText, kTitleScale, Align::kCentre);
-  cv.text(a.x + a.w / 2, static_cast<int>(c.height) - kPad - th, c.x_label, kText, 1,
-          Align::kCentre);
-  cv.text_vertical(kPad, a.y + a.h / 2, c.y_label, kText, 1, Align::kCentre);
-  cv.text_vertical(p.colour_label_x, bar.y + bar.h / 2, c.colour_label, kText, 1, Align::kCentre);
+  text(cr, c.width / 2.0, kPad, c.title, kText, kTitleFont, Align::kCentre);
+  text(cr, a.x + a.w / 2.0, static_cast<int>(c.height) - kPad - text_height(), c.x_label, kText,
+       kLabelFont, Align::kCentre);
+  text_vertical(cr, kPad, a.y + a.h / 2.0, c.y_label, kText);
+  text_vertical(cr, p.colour_label_x, bar.y + bar.h / 2.0, c.colour_label, kText);
 }
 
 }  // namespace
 
-int render_heatmap(const HeatmapChart& c, Image* img, std::string* err) {
+int write_heatmap(const HeatmapChart& c, const std::string& path, std::string* err) {
   HeatmapPlan p;
   if (int rc = plan_heatmap(c, &p, err); rc < 0) return rc;
-  Image out(c.width, c.height, kWhite);
-  draw(c, p, &out);
-  *img = std::move(out);
-  return 0;
-}
-
-int render_heatmap_png(const HeatmapChart& c, const std::string& path, std::string* err) {
-  Image img;
-  if (int rc = render_heatmap(c, &img, err); rc < 0) return rc;
-  return write_png(path, img, err);
+  return write_chart(path, c.width, c.height, c.title, [&](cairo_t* cr) { draw(cr, c, p); }, err);
 }
 
 }  // namespace mtier::plot

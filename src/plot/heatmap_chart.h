@@ -1,14 +1,12 @@
-// Heat maps as images: a title, a plot area of rows x cols coloured cells
-// (black-blue-red-yellow-white ramp, `heat_colour`), labelled axes with
-// ticks, optional horizontal bands (one per table) named at the left, and a
-// colour bar with its own label and scale. Written as PNG (through Canvas
-// and write_png) or as SVG text written directly; SVG line charts too.
+// Heat maps as PNG, SVG or PDF (chart.h): a title, a plot area of rows x cols
+// coloured cells (black-blue-red-yellow-white ramp, `heat_colour`), labelled
+// axes with ticks, optional horizontal bands (one per table) named at the
+// left, and a colour bar with its own label and scale.
 #pragma once
 #include <string>
 #include <vector>
 
-#include "plot/canvas.h"
-#include "plot/line_chart.h"
+#include "plot/chart.h"
 
 namespace mtier::plot {
 
@@ -55,16 +53,10 @@ struct HeatmapGeometry {
 // finite), too small (below 120 a side, or no room left for the cells after
 // the labels) or above 16384 a side.
 int heatmap_geometry(const HeatmapChart& c, HeatmapGeometry* g, std::string* err);
-int render_heatmap(const HeatmapChart& c, Image* img, std::string* err);
-// Written via path + ".tmp" renamed into place; on error no file is left.
-int render_heatmap_png(const HeatmapChart& c, const std::string& path, std::string* err);
-int render_heatmap_svg(const HeatmapChart& c, const std::string& path, std::string* err);
-// The SVG text itself (render_heatmap_svg writes it).
-int heatmap_svg(const HeatmapChart& c, std::string* svg, std::string* err);
-
-// A LineChart (line_chart.h) as SVG: the same layout, title, axes, ticks,
-// labels and legend as render() draws in PNG.
-int line_chart_svg(const LineChart& c, std::string* svg, std::string* err);
-int render_line_chart_svg(const LineChart& c, const std::string& path, std::string* err);
+// Draws the heat map into path, as PNG, SVG or PDF by its extension
+// (chart.h), via path + ".tmp" renamed into place. Errors as
+// heatmap_geometry, -EINVAL for an unknown extension, or the -errno of a
+// failed write; on error no file is left at path.
+int write_heatmap(const HeatmapChart& c, const std::string& path, std::string* err);
 
 }  // namespace mtier::plot

@@ -1,14 +1,14 @@
 // Layout first (plan_line_chart, plan.h: ranges, ticks, margins, the legend's
-// corner; svg.cc draws the same plan), then drawing in layers: grid, frame and
-// ticks, series lines, markers, legend, titles. Margins are sized from the
-// text they hold, measured with the font; ticks and style come from axis.h.
+// corner), then drawing through cairo in layers: grid, frame and ticks,
+// series lines, markers, legend, titles. Margins are sized from the text they
+// hold, measured with draw.h's fonts; ticks and style come from axis.h.
 #include "plot/line_chart.h"
 
 #include <algorithm>
 #include <cmath>
 
+#include "plot/draw.h"
 #include "plot/plan.h"
-#include "plot/png.h"
 
 namespace mtier::plot {
 namespace {
@@ -81,10 +81,10 @@ int plan_line_chart(const LineChart& c, LinePlan* p, std::string* err) {
   else if (!linear_ticks(&g.y_lo, &g.y_hi, 6, &p->y_ticks))
     return fail(err, "chart's y range is too large to draw");
 
-  const int th = Canvas::text_height();
+  const int th = text_height();
   const int left =
       kPad + (c.y_label.empty() ? 0 : th + 8) + max_label_width(p->y_ticks) + kTickGap + kTickLen;
-  const int top = kPad + (c.title.empty() ? 4 : Canvas::text_height(kTitleScale) + 10);
+  const int top = kPad + (c.title.empty() ? 4 : text_height(kTitleFont) + 10);
   const int bottom = static_cast<int>(c.height) - kPad - (c.x_label.empty() ? 0 : th + 6) - th -
                      kTickGap - kTickLen;  // one past the frame's bottom row
 
@@ -123,7 +123,7 @@ int plan_line_chart(const LineChart& c, LinePlan* p, std::string* err) {
   // The legend: in the plot area's corner where it hides the least data.
   int widest = 0, rows = 0;
   for (const Series& s : c.series)
-    if (!s.name.empty()) widest = std::max(widest, Canvas::text_width(s.name)), ++rows;
+    if (!s.name.empty()) widest = std::max(widest, text_width(s.name)), ++rows;
   g.legend = Rect{};
   if (rows > 0) {
     const int w = 8 + kLegendSwatch + 6 + widest + 8, h = rows * kLegendRow + 10, m = 8;
@@ -145,104 +145,117 @@ int plan_line_chart(const LineChart& c, LinePlan* p, std::string* err) {
 
 namespace {
 
-void marker(Canvas* cv, size_t shape, int x, int y, Rgb c) {
+// A series marker, filled, centred on pixel (x, y): a disc, a square, a
+// diamond or a triangle, by the series' index.
+void marker(cairo_t* cr, size_t shape, int x, int y, Rgb c) {
+  const double cx = x + 0.5, cy = y + 0.5;
   switch (shape % 4) {
     case 0:
-      cv->fill_circle(x, y, 3, c);
+      cairo_arc(cr, cx, cy, 3.5, 0, 2 * M_PI);
       break;
     case 1:
-      cv->fill_rect(x - 3, y - 3, 7, 7, c);
+      cairo_rectangle(cr, x - 3, y - 3, 7, 7);
       break;
-    case 2:  // diamond
-      for (int dy = -4; dy <= 4; ++dy)
-        cv->fill_rect(x - (4 - std::abs(dy)), y + dy, 9 - 2 * std::abs(dy), 1, c);
+    case 2:
+      cairo_move_to(cr, cx, cy - 4.5);
+      cairo_line_to(cr, cx + 4.5, cy);
+      cairo_line_to(cr, cx, cy + 4.5);
+      cairo_line_to(cr, cx - 4.5, cy);
+      cairo_close_path(cr);
       break;
-    default:  // triangle, point up
-      for (int dy = -4; dy <= 3; ++dy) {
-        const int half = (dy + 4) * 4 / 7;
-        cv->fill_rect(x - half, y + dy, 2 * half + 1, 1, c);
-      }
+    default:
+      cairo_move_to(cr, cx, cy - 4.5);
+      cairo_line_to(cr, cx + 4.5, cy + 3.5);
+      cairo_line_to(cr, cx - 4.5, cy + 3.5);
+      cairo_close_path(cr);
       break;
   }
+  set_colour(cr, c);
+  cairo_fill(cr);
 }
 
 int round_px(double v) { return static_cast<int>(std::lround(v)); }
 
-void draw(const LineChart& c, const LinePlan& p, Image* img) {
+void draw(cairo_t* cr, const LineChart& c, const LinePlan& p) {
   const ChartGeometry& g = p.g;
-  Canvas cv(img);
   const Rect& a = g.plot;
   const Rect inner{a.x + 1, a.y + 1, a.w - 2, a.h - 2};
-  const int th = Canvas::text_height();
 
   // x tick labels go under every n-th tick when they would collide; only
   // those ticks get a grid line.
   const size_t every = p.x_label_every;
 
-  // Grid: minor lines, then major ones over them.
-  cv.set_clip(inner);
+  // Grid: minor lines, then major ones over them, inside the frame.
+  cairo_save(cr);
+  cairo_rectangle(cr, inner.x, inner.y, inner.w, inner.h);
+  cairo_clip(cr);
   for (int pass = 0; pass < 2; ++pass) {
     const bool major = pass == 1;
     for (const Tick& t : p.y_ticks)
-      if (t.major == major) {
-        const int row = round_px(g.py(t.v));
-        cv.line(a.x, row, a.x + a.w - 1, row, major ? kGrid : kGridMinor);
-      }
+      if (t.major == major)
+        hline(cr, a.x, a.x + a.w - 1, round_px(g.py(t.v)), major ? kGrid : kGridMinor);
     for (size_t i = 0; i < p.x_ticks.size(); i += every)
-      if (p.x_ticks[i].major == major) {
-        const int col = round_px(g.px(p.x_ticks[i].v));
-        cv.line(col, a.y, col, a.y + a.h - 1, major ? kGrid : kGridMinor);
-      }
+      if (p.x_ticks[i].major == major)
+        vline(cr, round_px(g.px(p.x_ticks[i].v)), a.y, a.y + a.h - 1, major ? kGrid : kGridMinor);
   }
-  cv.reset_clip();
-  cv.stroke_rect(a.x, a.y, a.w, a.h, kAxis);
+  cairo_restore(cr);
+  stroke_rect(cr, a, kAxis);
 
-  // y ticks: labels right-aligned, their capitals centred on the tick.
+  // y ticks: labels right-aligned, their digits centred on the tick.
   for (const Tick& t : p.y_ticks) {
     const int row = round_px(g.py(t.v)), len = t.major ? kTickLen : kMinorTickLen;
-    cv.line(a.x - len, row, a.x - 1, row, kAxis);
-    if (!t.label.empty())
-      cv.text(a.x - kTickLen - kTickGap, row - 3, t.label, kText, 1, Align::kRight);
+    hline(cr, a.x - len, a.x - 1, row, kAxis);
+    text(cr, a.x - kTickLen - kTickGap, row + 0.5, t.label, kText, kLabelFont, Align::kRight,
+         VAlign::kMiddle);
   }
   // x ticks: labels centred under them.
   const int label_top = a.y + a.h + kTickLen + kTickGap;
   for (size_t i = 0; i < p.x_ticks.size(); ++i) {
     const int col = round_px(g.px(p.x_ticks[i].v));
-    cv.line(col, a.y + a.h, col, a.y + a.h + kTickLen - 1, kAxis);
-    if (i % every == 0) cv.text(col, label_top, p.x_ticks[i].label, kText, 1, Align::kCentre);
+    vline(cr, col, a.y + a.h, a.y + a.h + kTickLen - 1, kAxis);
+    if (i % every == 0)
+      text(cr, col + 0.5, label_top, p.x_ticks[i].label, kText, kLabelFont, Align::kCentre);
   }
 
-  // Series: every line, then every marker, so no line hides a marker.
-  cv.set_clip(inner);
-  for (size_t i = 0; i < p.points.size(); ++i)
-    for (size_t k = 1; k < p.points[i].size(); ++k)
-      cv.line(g.px(p.points[i][k - 1].first), g.py(p.points[i][k - 1].second),
-              g.px(p.points[i][k].first), g.py(p.points[i][k].second), series_colour(i),
-              kLineWidth);
+  // Series: every line, then every marker, so no line hides a marker; all
+  // inside the frame.
+  cairo_save(cr);
+  cairo_rectangle(cr, inner.x, inner.y, inner.w, inner.h);
+  cairo_clip(cr);
+  cairo_set_line_width(cr, kLineWidth);
+  cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
+  cairo_set_line_cap(cr, CAIRO_LINE_CAP_ROUND);
+  for (size_t i = 0; i < p.points.size(); ++i) {
+    if (p.points[i].size() < 2) continue;
+    for (const auto& [x, y] : p.points[i]) cairo_line_to(cr, g.px(x) + 0.5, g.py(y) + 0.5);
+    set_colour(cr, series_colour(i));
+    cairo_stroke(cr);
+  }
   for (size_t i = 0; i < p.points.size(); ++i)
     for (const auto& [x, y] : p.points[i])
-      marker(&cv, i, round_px(g.px(x)), round_px(g.py(y)), series_colour(i));
-  cv.reset_clip();
+      marker(cr, i, round_px(g.px(x)), round_px(g.py(y)), series_colour(i));
+  cairo_restore(cr);
 
   // Legend.
   if (g.legend.w > 0) {
     const Rect& l = g.legend;
-    cv.fill_rect(l.x, l.y, l.w, l.h, kWhite);
-    cv.stroke_rect(l.x, l.y, l.w, l.h, kLegendBorder);
+    fill_rect(cr, l.x, l.y, l.w, l.h, kWhite);
+    stroke_rect(cr, l, kLegendBorder);
     int row = 0;
     for (size_t i = 0; i < c.series.size(); ++i) {
       if (c.series[i].name.empty()) continue;
-      const int cy = l.y + 12 + row++ * kLegendRow, sx = l.x + 8;
-      cv.line(sx, cy, sx + kLegendSwatch - 1, cy, series_colour(i), kLineWidth);
-      marker(&cv, i, sx + kLegendSwatch / 2, cy, series_colour(i));
-      cv.text(sx + kLegendSwatch + 6, cy - 3, c.series[i].name, kText);
+      const int cy = l.y + 13 + row++ * kLegendRow, sx = l.x + 8;
+      fill_rect(cr, sx, cy, kLegendSwatch, kLineWidth, series_colour(i));
+      marker(cr, i, sx + kLegendSwatch / 2, cy, series_colour(i));
+      text(cr, sx + kLegendSwatch + 6, cy + 0.5, c.series[i].name, kText, kLabelFont, Align::kLeft,
+           VAlign::kMiddle);
     }
   }
 
-  cv.text(static_cast<int>(c.width) / 2, kPad, c.title, kText, kTitleScale, Align::kCentre);
-  cv.text(a.x + a.w / 2, static_cast<int>(c.height) - kPad - th, c.x_label, kText, 1,
-          Align::kCentre);
-  cv.text_vertical(kPad, a.y + a.h / 2, c.y_label, kText, 1, Align::kCentre);
+  text(cr, c.width / 2.0, kPad, c.title, kText, kTitleFont, Align::kCentre);
+  text(cr, a.x + a.w / 2.0, static_cast<int>(c.height) - kPad - text_height(), c.x_label, kText,
+       kLabelFont, Align::kCentre);
+  text_vertical(cr, kPad, a.y + a.h / 2.0, c.y_label, kText);
 }
 
 }  // namespace
@@ -280,19 +293,10 @@ int chart_geometry(const LineChart& c, ChartGeometry* g, std::string* err) {
   return 0;
 }
 
-int render(const LineChart& c, Image* img, std::string* err) {
+int write_line_chart(const LineChart& c, const std::string& path, std::string* err) {
   LinePlan p;
   if (int rc = plan_line_chart(c, &p, err); rc < 0) return rc;
-  Image out(c.width, c.height, kWhite);
-  draw(c, p, &out);
-  *img = std::move(out);
-  return 0;
-}
-
-int render_png(const LineChart& c, const std::string& path, std::string* err) {
-  Image img;
-  if (int rc = render(c, &img, err); rc < 0) return rc;
-  return write_png(path, img, err);
+  return write_chart(path, c.width, c.height, c.title, [&](cairo_t* cr) { draw(cr, c, p); }, err);
 }
 
 }  // namespace mtier::plot

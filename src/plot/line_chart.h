@@ -1,14 +1,14 @@
-// Line charts as PNG: a title, framed plot area with light grid, labelled
-// axes with tick marks and tick labels (nice 1-2-5 steps on linear axes,
-// decades on a log y axis), each series as a coloured line with a marker at
-// each point, and a legend naming each series with its colour.
+// Line charts as PNG, SVG or PDF (chart.h): a title, framed plot area with
+// light grid, labelled axes with tick marks and tick labels (nice 1-2-5 steps
+// on linear axes, decades on a log y axis), each series as a coloured line
+// with a marker at each point, and a legend naming each series with its colour.
 #pragma once
 #include <cstddef>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "plot/canvas.h"
+#include "plot/chart.h"
 
 namespace mtier::plot {
 
@@ -45,18 +45,16 @@ struct ChartGeometry {
 // The colour of the i-th series: the Tableau 10 palette, repeating after 10.
 Rgb series_colour(size_t i);
 
-// Where render would put things, without drawing. Returns 0 or -EINVAL with
-// *err saying why: no series, no finite (for log_y: positive) points, tick
-// labels not matching the ticks, a non-finite tick, a size too small to lay
-// out or above 16384 pixels a side.
+// Where write_line_chart would put things, without drawing. Returns 0 or
+// -EINVAL with *err saying why: no series, no finite (for log_y: positive)
+// points, tick labels not matching the ticks, a non-finite tick, a size too
+// small to lay out or above 16384 pixels a side.
 int chart_geometry(const LineChart& c, ChartGeometry* g, std::string* err);
 
-// Draws the chart into *img (replaced by a c.width x c.height image).
-// Errors as chart_geometry; *img is left as it was on error.
-int render(const LineChart& c, Image* img, std::string* err);
-
-// render, then write_png. On error no file is left at path; returns what
-// render or write_png returned.
-int render_png(const LineChart& c, const std::string& path, std::string* err);
+// Draws the chart into path, as PNG, SVG or PDF by its extension (chart.h),
+// via path + ".tmp" renamed into place. Errors as chart_geometry, -EINVAL for
+// an unknown extension, or the -errno of a failed write; on error no file is
+// left at path.
+int write_line_chart(const LineChart& c, const std::string& path, std::string* err);
 
 }  // namespace mtier::plot

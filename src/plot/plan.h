@@ -1,6 +1,7 @@
 // Internal to src/plot (not part of its API): the layout of each chart kind,
-// computed once and drawn twice, into an Image by render()/render_heatmap()
-// and as SVG text by svg.cc, so both outputs put every mark at the same pixel.
+// computed before anything is drawn (text measured with draw.h's fonts), so
+// that every output format puts every mark at the same place, and the tests
+// can ask where things are (chart_geometry, heatmap_geometry).
 #pragma once
 #include <cstddef>
 #include <string>
@@ -8,7 +9,7 @@
 #include <vector>
 
 #include "plot/axis.h"
-#include "plot/canvas.h"
+#include "plot/chart.h"
 #include "plot/heatmap_chart.h"
 #include "plot/line_chart.h"
 
@@ -18,7 +19,7 @@ namespace mtier::plot {
 
 constexpr int kInset = 10;  // frame to the data range's ends
 constexpr int kLineWidth = 2;
-constexpr int kLegendRow = 14;     // legend line spacing
+constexpr int kLegendRow = 16;     // legend line spacing
 constexpr int kLegendSwatch = 22;  // legend sample line length
 
 using Points = std::vector<std::pair<double, double>>;

@@ -1,5 +1,5 @@
 // `mtier report`: what a recording (recording.h) says, as text for the
-// terminal, JSON or CSV, and as charts (plot/) for --output x.png|x.svg.
+// terminal, JSON or CSV, and as charts (plot/) for --output x.png, x.svg or x.pdf.
 //
 //   heatmap     heat over time: x time since the first snapshot (s), y the
 //               offset within a table (--table) or every table stacked
