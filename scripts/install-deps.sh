@@ -10,6 +10,7 @@ packages=(
   build-essential g++ make autoconf automake libtool autoconf-archive pkg-config
   googletest libgtest-dev
   liburing-dev zlib1g-dev libpmem2-dev libnuma-dev numactl libfuse3-dev fuse3 libmicrohttpd-dev
+  nlohmann-json3-dev
   util-linux procps tmux
   python3 python3-numpy python3-torch
 )
