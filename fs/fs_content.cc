@@ -16,7 +16,9 @@ namespace {
 using Value = json::Json;
 
 // Pages as bytes; the document's page counts are exact doubles.
-std::string page_bytes(const Value& v) { return number_text((v.is_number() ? v.get<double>() : 0) * kPageBytes); }
+std::string page_bytes(const Value& v) {
+  return number_text((v.is_number() ? v.get<double>() : 0) * kPageBytes);
+}
 
 // Sums a table's moves_per_s over the kinds that bring a page into memory
 // (the pages faulted in, as `mtier status` counts them).
@@ -140,8 +142,8 @@ int table_content(const Value& t, const Value& p, const Value* heat, const Node&
     case FileKind::kTableMigrations:
       out->clear();
       for (const std::string& k : move_kinds_of(json::at(t, "moves")))
-        *out +=
-            k + " " + number_text(json::at(t, "moves")[k]) + " " + number_text(json::at(t, "moves_per_s")[k]) + "\n";
+        *out += k + " " + number_text(json::at(json::at(t, "moves"), k.c_str())) + " " +
+                number_text(json::at(json::at(t, "moves_per_s"), k.c_str())) + "\n";
       break;
     case FileKind::kTablePlacement:
       *out = "place " + json::str(t, "place") + "\n" + pin_lines(t, "pin ");

@@ -178,10 +178,10 @@ void table_metrics(const Value& t, const std::string& pid, Exposition* e) {
            value(json::at(t, "active_bytes")));
   for (const std::string& k : move_kinds_of(json::at(t, "moves")))
     e->counter("mtier_table_moves_total", "Pages moved between tiers, by kind", with("kind", k),
-               value(json::at(t, "moves")[k]));
+               value(json::at(json::at(t, "moves"), k.c_str())));
   for (const std::string& k : move_kinds_of(json::at(t, "moves_per_s")))
     e->gauge("mtier_table_moves_per_second", "Pages moved per second over the last second",
-             with("kind", k), value(json::at(t, "moves_per_s")[k]));
+             with("kind", k), value(json::at(json::at(t, "moves_per_s"), k.c_str())));
   double pinned[kTierCount] = {};
   for (const Value& pin : json::items(json::at(t, "pins")))
     for (int i = 0; i < kTierCount; i++)

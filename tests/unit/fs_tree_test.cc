@@ -350,6 +350,13 @@ TEST(FsContent, ProcessAndTableFiles) {
   EXPECT_EQ(content(c + "heat"), "heat nan\nsamples_per_s 0\n");
   EXPECT_EQ(content(c + "heatmap"), "");
   EXPECT_EQ(content(c + "migrations"), "new>dram 0 0\n");
+  // Rates that are not an object, a kind they lack: nan, never a throw.
+  json::Json odd = parse_doc(R"({"processes": [{"pid": 5, "name": "p", "tables": [{"id": 1,
+      "name": "t", "pages": 1, "moves": {"zz>new": 1, "new>dram": 2}, "moves_per_s": "x"}]}]})");
+  std::string odd_out, odd_why;
+  EXPECT_EQ(file_content(odd, &odd, node("/procs/5/tables/1-t/migrations"), &odd_out, &odd_why), 0)
+      << odd_why;
+  EXPECT_EQ(odd_out, "new>dram 2 nan\nzz>new 1 nan\n");
   EXPECT_EQ(content(c + "tier_bytes"), "dram 0\nslow 0\nstore 0\nuntouched 8192\n");
   std::string out, why;
   EXPECT_EQ(file_content(doc(), &doc(), node("/procs/999/name"), &out, &why), -ENOENT);
