@@ -217,81 +217,64 @@ void print_text(FILE* out, const BenchReport& r) {
 namespace mtier::tools::bench {
 namespace {
 
-// A JSON string literal (the shared writer's escaping, valid UTF-8).
-std::string jstr(const std::string& v) { return json::quote(v); }
+// A figure; null when it was not measured.
+json::Json jnum(double v) { return json::number(v); }
 
-// A JSON number; null when it was not measured.
-std::string jnum(double v) { return std::isfinite(v) ? num(v, "%.6g") : "null"; }
-
-void json_config(FILE* out, const BenchReport& r) {
+json::Json json_config(const BenchReport& r) {
   const BenchConfig& c = *r.config;
-  fprintf(out,
-          "{\"benchmark\":\"fault\",\"config\":{\"pages\":%llu,\"bytes\":%llu,\"runs\":%u,"
-          "\"dir\":%s,\"fs\":%s,\"file_store_mode\":%s,\"o_direct\":%s,\"pmem_store_mode\":%s,",
-          static_cast<unsigned long long>(c.pages), static_cast<unsigned long long>(c.pages * 4096),
-          r.runs, jstr(c.dir).c_str(), jstr(c.fs).c_str(), jstr(c.file_mode).c_str(),
-          c.file_mode.rfind("O_DIRECT", 0) == 0 ? "true" : "false", jstr(c.pmem_mode).c_str());
-  fprintf(out,
-          "\"touch_order\":\"address\",\"device_depth\":%u,\"prefetch_pages\":%u,"
-          "\"workload_seconds\":%g,\"scan_rate_on\":%llu},",
-          kDeviceDepth, kPrefetchPages, kWorkloadSeconds,
-          static_cast<unsigned long long>(Options{}.scan_rate));
+  return {{"pages", c.pages},
+          {"bytes", c.pages * 4096},
+          {"runs", r.runs},
+          {"dir", c.dir},
+          {"fs", c.fs},
+          {"file_store_mode", c.file_mode},
+          {"o_direct", c.file_mode.rfind("O_DIRECT", 0) == 0},
+          {"pmem_store_mode", c.pmem_mode},
+          {"touch_order", "address"},
+          {"device_depth", kDeviceDepth},
+          {"prefetch_pages", kPrefetchPages},
+          {"workload_seconds", json::number(kWorkloadSeconds)},
+          {"scan_rate_on", Options{}.scan_rate}};
 }
 
-void json_figures(FILE* out, const Samples& s) {
-  const char* sep = "";
-  fprintf(out, "\"per_page_us\":{");
+// The figures' members of the report, after "benchmark" and "config".
+void json_figures(json::Json& j, const Samples& s) {
+  json::Json& per_page = j["per_page_us"] = json::Json::object();
   for (const CostRow& row : kCostRows) {
     std::string k = row.key;
-    fprintf(out, "%s\"%s\":{\"median\":%s,\"p99\":%s}", sep, row.json,
-            jnum(median_of(s, k + ".median")).c_str(), jnum(median_of(s, k + ".p99")).c_str());
-    sep = ",";
+    per_page[row.json] = {{"median", jnum(median_of(s, k + ".median"))},
+                          {"p99", jnum(median_of(s, k + ".p99"))}};
   }
-  fprintf(out, "},\"throughput_gib_s\":{");
-  sep = "";
-  for (const RateRow& row : kRateRows) {
-    fprintf(out, "%s\"%s\":%s", sep, row.json, jnum(median_of(s, row.key)).c_str());
-    sep = ",";
-  }
-  fprintf(out,
-          "},\"device_kiops\":{\"write_new_file\":%s,\"write\":%s,\"read\":%s},"
-          "\"prefetch_share_pct\":%s,",
-          jnum(median_of(s, "dev_write_fresh_kiops")).c_str(),
-          jnum(median_of(s, "dev_write_kiops")).c_str(),
-          jnum(median_of(s, "dev_read_kiops")).c_str(),
-          jnum(median_of(s, "prefetch_share")).c_str());
-  fprintf(out,
-          "\"sampler\":{\"rw_off_mops\":%s,\"rw_on_mops\":%s,\"sampled_minor_per_s\":%s,"
-          "\"overhead_pct\":%s},",
-          jnum(median_of(s, "rw_off")).c_str(), jnum(median_of(s, "rw_on")).c_str(),
-          jnum(median_of(s, "sampled_per_s")).c_str(), jnum(sampler_overhead(s)).c_str());
-  fprintf(out,
-          "\"checksum\":{\"us_per_page\":%s,\"pct_of_file_fetch\":%s,\"pct_of_pmem_fetch\":%s},",
-          jnum(median_of(s, "checksum")).c_str(), jnum(checksum_share(s)).c_str(),
-          jnum(checksum_share(s, "fetch_pmem.median")).c_str());
+  json::Json& throughput = j["throughput_gib_s"] = json::Json::object();
+  for (const RateRow& row : kRateRows) throughput[row.json] = jnum(median_of(s, row.key));
+  j["device_kiops"] = {{"write_new_file", jnum(median_of(s, "dev_write_fresh_kiops"))},
+                       {"write", jnum(median_of(s, "dev_write_kiops"))},
+                       {"read", jnum(median_of(s, "dev_read_kiops"))}};
+  j["prefetch_share_pct"] = jnum(median_of(s, "prefetch_share"));
+  j["sampler"] = {{"rw_off_mops", jnum(median_of(s, "rw_off"))},
+                  {"rw_on_mops", jnum(median_of(s, "rw_on"))},
+                  {"sampled_minor_per_s", jnum(median_of(s, "sampled_per_s"))},
+                  {"overhead_pct", jnum(sampler_overhead(s))}};
+  j["checksum"] = {{"us_per_page", jnum(median_of(s, "checksum"))},
+                   {"pct_of_file_fetch", jnum(checksum_share(s))},
+                   {"pct_of_pmem_fetch", jnum(checksum_share(s, "fetch_pmem.median"))}};
 }
 
 }  // namespace
 
 void print_json(FILE* out, const BenchReport& r) {
-  json_config(out, r);
-  json_figures(out, *r.samples);
-  const char* sep = "";
-  fprintf(out, "\"goals\":[");
-  for (const Goal& g : goals(*r.samples)) {
-    fprintf(out,
-            "%s{\"name\":\"%s\",\"text\":%s,\"value\":%s,\"target\":%g,\"unit\":\"%s\","
-            "\"result\":\"%s\"}",
-            sep, g.json, jstr(g.text).c_str(), jnum(g.value).c_str(), g.target, g.unit, verdict(g));
-    sep = ",";
-  }
-  fprintf(out, "],\"notes\":[");
-  sep = "";
-  for (const std::string& n : r.notes) {
-    fprintf(out, "%s%s", sep, jstr(n).c_str());
-    sep = ",";
-  }
-  fprintf(out, "]}\n");
+  json::Json j = {{"benchmark", "fault"}, {"config", json_config(r)}};
+  json_figures(j, *r.samples);
+  json::Json& goals_j = j["goals"] = json::Json::array();
+  for (const Goal& g : goals(*r.samples))
+    goals_j.push_back({{"name", g.json},
+                       {"text", g.text},
+                       {"value", jnum(g.value)},
+                       {"target", json::number(g.target)},
+                       {"unit", g.unit},
+                       {"result", verdict(g)}});
+  j["notes"] = r.notes;
+  fprintf(out, "%s\n", json::dump(j).c_str());
 }
 
 }  // namespace mtier::tools::bench

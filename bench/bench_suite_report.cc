@@ -12,16 +12,14 @@
 namespace mtier::tools::suite {
 namespace {
 
-// A JSON string literal (the shared writer's escaping, valid UTF-8).
-std::string json_str(const std::string& s) { return json::quote(s); }
-
 std::string hex64(uint64_t v) {
   char buf[20];
   snprintf(buf, sizeof buf, "%016" PRIx64, v);
   return buf;
 }
 
-std::string json_num(double v) { return std::isfinite(v) ? fmt("%.6g", v) : "null"; }
+// A figure; null when it is not finite, or when `known` is false.
+json::Json json_num(double v, bool known = true) { return known ? json::number(v) : json::Json(nullptr); }
 
 }  // namespace
 
@@ -105,83 +103,114 @@ void print_text(FILE* out, const SuiteOptions& o, const SuiteResults& r) {
   for (auto& n : r.notes) fprintf(out, "note: %s\n", n.c_str());
 }
 
-void print_json(FILE* out, const SuiteOptions& o, const SuiteResults& r) {
-  auto cell_json = [&](const Cell& c) {
-    std::string s = "{\"config\":" + json_str(c.name()) + ",\"base_config\":" + json_str(config_name(c.config)) +
-                     ",\"lookahead\":" + std::to_string(c.lookahead) + ",\"status\":" + json_str(cell_status(c)) +
-                     ",\"complete\":" + (c.complete() ? "true" : "false") +
-                     ",\"lookups_per_second\":" + json_num(c.lookups_per_second) +
-                     ",\"ratio_to_dram\":" +
-                     (r.dram.complete() && r.dram.lookups_per_second > 0
-                          ? json_num(c.lookups_per_second / r.dram.lookups_per_second) : "null") +
-                     ",\"hit_ratio\":" + (c.hit_ratio >= 0 ? json_num(c.hit_ratio) : "null") +
-                     ",\"read_bytes\":" + json_num(c.read_bytes) + ",\"written_bytes\":" + json_num(c.written_bytes) +
-                     ",\"p99_batch_ms\":" + json_num(c.p99_ms) + ",\"seconds\":" + json_num(c.seconds) +
-                     ",\"misses\":" + (c.misses >= 0 ? json_num(c.misses) : "null") +
-                     ",\"device_bound_seconds\":" + (c.device_seconds >= 0 ? json_num(c.device_seconds) : "null") +
-                     ",\"over_device_bound\":" + (c.over_device >= 0 ? json_num(c.over_device) : "null") + ",\"runs\":[";
-    for (size_t i = 0; i < c.runs.size(); i++) {
-      auto& run = c.runs[i];
-      s += (i ? "," : "") + std::string("{\"ok\":") + (run.ok ? "true" : "false");
-      if (run.ok)
-        s += ",\"lookups\":" + std::to_string(run.result.lookups) + ",\"batches\":" + std::to_string(run.result.batches) +
-             ",\"seconds\":" + json_num(run.result.seconds) + ",\"lookups_per_second\":" +
-             json_num(run.result.lookups_per_second()) + ",\"major_faults\":" + std::to_string(run.result.major_faults) +
-             ",\"mtier_misses\":" + std::to_string(run.result.mtier_misses) +
-             ",\"mtier_fetched_pages\":" + std::to_string(run.result.mtier_fetched_pages) +
-             ",\"mtier_prefetch_reads\":" + std::to_string(run.result.mtier_prefetch_reads) +
-             ",\"mtier_window_overflows\":" + std::to_string(run.result.mtier_window_overflows) +
-             ",\"hint_calls\":" + std::to_string(run.result.hint_calls) +
-             ",\"hint_pages\":" + std::to_string(run.result.hint_pages) +
-             ",\"hint_errors\":" + std::to_string(run.result.hint_errors) +
-             ",\"loss\":" + json_str(fmt("%a", run.result.loss)) +
-             ",\"checksum\":\"" + hex64(run.result.checksum) + "\"";
-      else
-        s += ",\"failure\":" + json_str(run.failure);
-      s += "}";
+namespace {
+
+json::Json cell_json(const Cell& c, const SuiteResults& r) {
+  json::Json runs = json::Json::array();
+  for (const auto& run : c.runs) {
+    json::Json rj = {{"ok", run.ok}};
+    if (run.ok) {
+      const auto& x = run.result;
+      rj.update(json::Json{{"lookups", x.lookups},
+                           {"batches", x.batches},
+                           {"seconds", json_num(x.seconds)},
+                           {"lookups_per_second", json_num(x.lookups_per_second())},
+                           {"major_faults", x.major_faults},
+                           {"mtier_misses", x.mtier_misses},
+                           {"mtier_fetched_pages", x.mtier_fetched_pages},
+                           {"mtier_prefetch_reads", x.mtier_prefetch_reads},
+                           {"mtier_window_overflows", x.mtier_window_overflows},
+                           {"hint_calls", x.hint_calls},
+                           {"hint_pages", x.hint_pages},
+                           {"hint_errors", x.hint_errors},
+                           {"loss", fmt("%a", x.loss)},
+                           {"checksum", hex64(x.checksum)}});
+    } else {
+      rj["failure"] = run.failure;
     }
-    return s + "]}";
-  };
-  fprintf(out, "{\"suite\":\"mtier bench suite\",\"preset\":%s,\"workload\":%s,\"trace\":%s,\"lookups\":%" PRIu64
-          ",\"batches\":%u,\"page_references\":%" PRIu64 ",\"table_bytes\":%" PRIu64 ",\"machine\":%s,\"setup\":%s,\"repeats\":%u,\"threads\":%u,",
-          json_str(o.trace_file.empty() ? o.preset : "").c_str(), json_str(r.spec.describe()).c_str(),
-          json_str(r.locality).c_str(), r.lookups, r.spec.batches, r.references, r.spec.table_bytes(), json_str(r.machine).c_str(),
-          json_str(r.environment).c_str(), o.repeats, o.threads);
-  fprintf(out, "\"lookahead\":%u,\"device\":{\"ok\":%s,\"bytes\":%" PRIu64 ",\"mode\":%s,\"read_iops\":%s,"
-          "\"write_iops\":%s,\"seconds\":%s,\"failure\":%s},",
-          o.lookahead, r.device.ok ? "true" : "false", r.device.bytes, json_str(r.device.mode).c_str(),
-          json_num(r.device.read_iops).c_str(), json_num(r.device.write_iops).c_str(),
-          json_num(r.device.seconds).c_str(), json_str(r.device.failure).c_str());
-  fprintf(out, "\"dram\":%s,\"budgets\":[", cell_json(r.dram).c_str());
-  for (size_t i = 0; i < r.budgets.size(); i++) {
-    auto& b = r.budgets[i];
-    fprintf(out, "%s{\"percent\":%u,\"bytes\":%" PRIu64 ",\"cgroup_limit\":%" PRIu64
-            ",\"oracle\":{\"capacity_pages\":%" PRIu64 ",\"min_misses\":%" PRIu64
-            ",\"min_hit_ratio\":%s,\"lru_hit_ratio\":%s},\"configs\":[",
-            i ? "," : "", b.pct, b.bytes, b.cgroup_limit, b.oracle.capacity_pages, b.oracle.references - b.oracle.min_hits,
-            json_num(b.oracle.min_hit_ratio()).c_str(), json_num(b.oracle.lru_hit_ratio()).c_str());
-    for (size_t j = 0; j < b.cells.size(); j++) fprintf(out, "%s%s", j ? "," : "", cell_json(b.cells[j]).c_str());
+    runs.push_back(std::move(rj));
+  }
+  bool dram_ok = r.dram.complete() && r.dram.lookups_per_second > 0;
+  return {{"config", c.name()},
+          {"base_config", config_name(c.config)},
+          {"lookahead", c.lookahead},
+          {"status", cell_status(c)},
+          {"complete", c.complete()},
+          {"lookups_per_second", json_num(c.lookups_per_second)},
+          {"ratio_to_dram", json_num(c.lookups_per_second / r.dram.lookups_per_second, dram_ok)},
+          {"hit_ratio", json_num(c.hit_ratio, c.hit_ratio >= 0)},
+          {"read_bytes", json_num(c.read_bytes)},
+          {"written_bytes", json_num(c.written_bytes)},
+          {"p99_batch_ms", json_num(c.p99_ms)},
+          {"seconds", json_num(c.seconds)},
+          {"misses", json_num(c.misses, c.misses >= 0)},
+          {"device_bound_seconds", json_num(c.device_seconds, c.device_seconds >= 0)},
+          {"over_device_bound", json_num(c.over_device, c.over_device >= 0)},
+          {"runs", std::move(runs)}};
+}
+
+}  // namespace
+
+void print_json(FILE* out, const SuiteOptions& o, const SuiteResults& r) {
+  json::Json budgets = json::Json::array();
+  for (const auto& b : r.budgets) {
+    json::Json configs = json::Json::array();
+    for (const Cell& c : b.cells) configs.push_back(cell_json(c, r));
     const Cell* m = find(b, Config::kMtier);
     const Cell* k = best_kernel(b);
     const Cell* ml = find(b, Config::kMtier, true);
     const Cell* kl = best_kernel(b, true);
     auto ratio = [](const Cell* a, const Cell* z) {
-      return a && a->complete() && z && z->lookups_per_second > 0 ? json_num(a->lookups_per_second / z->lookups_per_second)
-                                                                   : std::string("null");
+      bool known = a && a->complete() && z && z->lookups_per_second > 0;
+      return known ? json::number(a->lookups_per_second / z->lookups_per_second) : json::Json(nullptr);
     };
-    fprintf(out, "],\"mtier_over_best_kernel\":%s,\"mtier_lookahead_over_best_kernel\":%s,"
-            "\"mtier_lookahead_over_best_hinted_kernel\":%s}",
-            ratio(m, k).c_str(), ratio(ml, k).c_str(), ratio(ml, kl).c_str());
+    budgets.push_back({{"percent", b.pct},
+                       {"bytes", b.bytes},
+                       {"cgroup_limit", b.cgroup_limit},
+                       {"oracle",
+                        {{"capacity_pages", b.oracle.capacity_pages},
+                         {"min_misses", b.oracle.references - b.oracle.min_hits},
+                         {"min_hit_ratio", json_num(b.oracle.min_hit_ratio())},
+                         {"lru_hit_ratio", json_num(b.oracle.lru_hit_ratio())}}},
+                       {"configs", std::move(configs)},
+                       {"mtier_over_best_kernel", ratio(m, k)},
+                       {"mtier_lookahead_over_best_kernel", ratio(ml, k)},
+                       {"mtier_lookahead_over_best_hinted_kernel", ratio(ml, kl)}});
   }
-  fprintf(out, "],\"goals\":[");
-  for (size_t i = 0; i < r.goals.size(); i++)
-    fprintf(out, "%s{\"goal\":%s,\"evaluated\":%s,\"met\":%s,\"figure\":%s,\"reason\":%s}", i ? "," : "",
-            json_str(r.goals[i].what).c_str(), r.goals[i].evaluated ? "true" : "false",
-            r.goals[i].met ? "true" : "false", json_str(r.goals[i].figure).c_str(),
-            json_str(r.goals[i].reason).c_str());
-  fprintf(out, "],\"data_identical\":%s,\"notes\":[", r.data_identical ? "true" : "false");
-  for (size_t i = 0; i < r.notes.size(); i++) fprintf(out, "%s%s", i ? "," : "", json_str(r.notes[i]).c_str());
-  fprintf(out, "]}\n");
+  json::Json goals = json::Json::array();
+  for (const auto& g : r.goals)
+    goals.push_back({{"goal", g.what},
+                     {"evaluated", g.evaluated},
+                     {"met", g.met},
+                     {"figure", g.figure},
+                     {"reason", g.reason}});
+  json::Json j = {{"suite", "mtier bench suite"},
+                  {"preset", o.trace_file.empty() ? o.preset : ""},
+                  {"workload", r.spec.describe()},
+                  {"trace", r.locality},
+                  {"lookups", r.lookups},
+                  {"batches", r.spec.batches},
+                  {"page_references", r.references},
+                  {"table_bytes", r.spec.table_bytes()},
+                  {"machine", r.machine},
+                  {"setup", r.environment},
+                  {"repeats", o.repeats},
+                  {"threads", o.threads},
+                  {"lookahead", o.lookahead},
+                  {"device",
+                   {{"ok", r.device.ok},
+                    {"bytes", r.device.bytes},
+                    {"mode", r.device.mode},
+                    {"read_iops", json_num(r.device.read_iops)},
+                    {"write_iops", json_num(r.device.write_iops)},
+                    {"seconds", json_num(r.device.seconds)},
+                    {"failure", r.device.failure}}},
+                  {"dram", cell_json(r.dram, r)},
+                  {"budgets", std::move(budgets)},
+                  {"goals", std::move(goals)},
+                  {"data_identical", r.data_identical},
+                  {"notes", r.notes}};
+  fprintf(out, "%s\n", json::dump(j).c_str());
 }
 
 int write_plot(const SuiteResults& r, const std::string& path, std::string* err) {

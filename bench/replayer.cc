@@ -387,22 +387,22 @@ std::string format_result(const ReplayResult& r) {
   return out;
 }
 
-void write_result_json(json::Writer& j, const ReplayResult& r) {
+void write_result_json(json::Json& j, const ReplayResult& r) {
   char buf[40];
   for (const Field& f : kFields) {
     if (f.u == &ReplayResult::checksum) {
       snprintf(buf, sizeof buf, "%016" PRIx64, r.checksum);
-      j.str(f.name, buf);
+      j[f.name] = buf;
     } else if (f.u) {
-      j.uint(f.name, r.*f.u);
+      j[f.name] = r.*f.u;
     } else if (f.d == &ReplayResult::loss) {
       snprintf(buf, sizeof buf, "%a", r.loss);
-      j.str(f.name, buf);
+      j[f.name] = buf;
     } else {
-      j.num(f.name, r.*f.d);
+      j[f.name] = json::number(r.*f.d);
     }
   }
-  j.num("lookups_per_second", r.lookups_per_second());
+  j["lookups_per_second"] = json::number(r.lookups_per_second());
 }
 
 bool parse_result(const std::string& line, ReplayResult* r) {

@@ -18,9 +18,7 @@
 
 #include "trace.h"
 
-namespace mtier::json {
-class Writer;
-}
+#include "util/json.h"
 
 namespace mtier::bench {
 
@@ -94,6 +92,6 @@ bool parse_result(const std::string& line, ReplayResult* r);
 // format_result, and lookups_per_second): counts as integers, times as
 // numbers, except loss, a string of its exact value in C's %a notation, and
 // checksum, 16 hex digits (both as `mtier bench suite --json` gives them).
-void write_result_json(json::Writer& j, const ReplayResult& r);
+void write_result_json(json::Json& j, const ReplayResult& r);
 
 }  // namespace mtier::bench

@@ -122,8 +122,12 @@ class Server {
   // The status document (docs/protocol.md): heat maps of `buckets` slices
   // per table, an extent sampled within `window_ms` counted as active; of
   // one pid (0: all) and of one job's ranks (empty: any).
+  // Its text, or with *status < 0 what is wrong (-EPERM: pid is another
+  // user's; -ESRCH: no such process or job registered).
   std::string status_json(const Client& asker, pid_t pid, const std::string& job, unsigned buckets,
                           unsigned window_ms, int* status);
+  json::Json status_doc(const Client& asker, pid_t pid, const std::string& job, unsigned buckets,
+                        unsigned window_ms, int* status);
   // Answers with status_json, halving the slices until the reply fits.
   void reply_status(Client& c, pid_t pid, const std::string& job, unsigned buckets,
                     unsigned window_ms);
@@ -138,8 +142,9 @@ class Server {
   void apply_pins(Client& c, uint64_t limit, std::vector<ipc::Order>* out);
   // The status document's "tiers": DRAM, the slow memory tier and the
   // stores, node-wide.
-  void write_tiers(json::Writer& j) const;
-  void write_jobs(json::Writer& j, uid_t asker, const std::string& only) const;
+  json::Json tiers_json() const;
+  // Its "jobs": each job's ranks (the asker's own jobs unless it is root).
+  json::Json jobs_json(uid_t asker, const std::string& only) const;
   // Starts the metrics endpoint on cfg_.metrics_address: 0, or -EINVAL for
   // an address that does not parse (*why); one that cannot be listened on
   // is a warning (another daemon holds the port), the daemon serves on.

@@ -15,8 +15,6 @@
 #include "prometheus.h"
 #include "server.h"
 #include "util/json.h"
-#include "util/json_value.h"
-#include "util/table_json.h"
 
 namespace mtier::daemon {
 namespace {
@@ -70,17 +68,15 @@ struct HeatShape {
   uint32_t now_tick, window_ticks;
 };
 
-void write_moves(json::Writer& j, const TableTrack* track) {
-  j.begin_object("moves");
+void write_moves(json::Json& j, const TableTrack* track) {
+  json::Json& moves = j["moves"] = json::Json::object();
+  for (unsigned m = 0; m < kPageMoveKinds; m++) moves[page_move_name(m)] = track ? track->moves[m] : 0;
+  json::Json& per_s = j["moves_per_s"] = json::Json::object();
   for (unsigned m = 0; m < kPageMoveKinds; m++)
-    j.uint(page_move_name(m), track ? track->moves[m] : 0);
-  j.end_object().begin_object("moves_per_s");
-  for (unsigned m = 0; m < kPageMoveKinds; m++)
-    j.num(page_move_name(m), track ? track->per_s[m] : 0);
-  j.end_object();
+    per_s[page_move_name(m)] = json::number(track ? track->per_s[m] : 0);
 }
 
-void write_table(json::Writer& j, const Client& c, const ipc::TableEntry& t, const HeatShape& s) {
+json::Json table_json(const Client& c, const ipc::TableEntry& t, const HeatShape& s) {
   auto tr = c.tracks.find(t.id);
   const TableTrack* track = tr == c.tracks.end() ? nullptr : &tr->second;
   Residency r;
@@ -102,77 +98,74 @@ void write_table(json::Writer& j, const Client& c, const ipc::TableEntry& t, con
     if (seen == 0 || s.now_tick - seen > s.window_ticks) continue;
     active += std::min(extent_pages, t.pages - e * extent_pages) * kPage;
   }
-  json::begin_table(j, {.id = t.id, .name = t.name, .bytes = t.bytes})
-      .uint("pages", t.pages)
-      .uint("dram_pages", r.dram)
-      .uint("slow_pages", r.slow)
-      .uint("store_pages", r.store)
-      .uint("untouched_pages", r.untouched)
-      .num("heat", heat ? heat->total_heat : 0)
-      .num("samples_per_s", heat ? heat->samples_per_s : 0)
-      .uint("active_bytes", active);
+  json::Json j = json::table_head({.id = t.id, .name = t.name, .bytes = t.bytes});
+  j["pages"] = t.pages;
+  j["dram_pages"] = r.dram;
+  j["slow_pages"] = r.slow;
+  j["store_pages"] = r.store;
+  j["untouched_pages"] = r.untouched;
+  j["heat"] = json::number(heat ? heat->total_heat : 0);
+  j["samples_per_s"] = json::number(heat ? heat->samples_per_s : 0);
+  j["active_bytes"] = active;
   write_moves(j, track);
   // Slices: up to s.buckets equal runs of extents (a slice is never smaller
   // than an extent), each its extents' heat summed and where its pages are.
   size_t n = std::min<size_t>(s.buckets, extents);
   std::string place;
-  j.begin_array("heat_map");
+  json::Json& heat_map = j["heat_map"] = json::Json::array();
   for (size_t b = 0; b < n; b++) {
     size_t lo = extents * b / n, hi = extents * (b + 1) / n;
     double sum = 0;
     for (size_t e = lo; e < hi; e++) sum += heat->heat[e];
-    j.num(nullptr, sum);
+    heat_map.push_back(json::number(sum));
     place += residency_of(c, t, std::min(lo * extent_pages, t.pages),
                           std::min(hi * extent_pages, t.pages))
                  .mark();
   }
-  j.end_array().str("place", place).begin_array("pins");
+  j["place"] = place;
+  json::Json& pins = j["pins"] = json::Json::array();
   for (const Pin& pin : c.pins)
     if (pin.table_id == t.id)
-      j.begin_object()
-          .uint("first_page", pin.first_page)
-          .uint("pages", pin.pages)
-          .str("tier", pin_tier_name(pin.tier))
-          .end_object();
-  j.end_array().end_object();
+      pins.push_back(
+          {{"first_page", pin.first_page}, {"pages", pin.pages}, {"tier", pin_tier_name(pin.tier)}});
+  return j;
 }
 
-void write_process(json::Writer& j, const Client& c, bool stale, const HeatShape& s) {
+json::Json process_json(const Client& c, bool stale, const HeatShape& s) {
   const ipc::SegmentHeader* h = c.segment->header();
-  j.begin_object()
-      .integer("pid", c.pid)
-      .uint("uid", c.uid)
-      .str("name", c.name)
-      .uint("weight", c.weight)
-      .str("job", c.job)
-      .integer("rank", c.rank)
-      .boolean("stale", stale)
-      .uint("dram_budget_bytes", h->dram_budget_pages.load() * kPage)
-      .uint("dram_assigned_bytes", c.budget_sent * kPage)
-      .uint("dram_resident_bytes", h->dram_resident_pages.load() * kPage)
-      .uint("slow_budget_bytes", h->slow_budget_pages.load() * kPage)
-      .uint("slow_resident_bytes", h->slow_resident_pages.load() * kPage)
-      .uint("missing_faults", h->missing_faults.load())
-      .uint("minor_faults", h->minor_faults.load())
-      .uint("evictions", h->evictions.load())
-      .uint("fetches", h->fetches.load())
-      .uint("prefetch_pages", h->prefetch_pages.load())
-      .uint("prefetch_reads", h->prefetch_reads.load())
-      .uint("prefetch_hits", h->prefetch_hits.load())
-      .uint("prefetch_late", h->prefetch_late.load())
-      .uint("pinned_bytes", h->pinned_pages.load() * kPage)
-      .uint("store_errors", h->store_errors.load())
-      .uint("store_full", h->store_full.load())
-      .num("faults_per_s", c.faults_per_s)
-      .boolean("heat_source", c.source != nullptr)
-      .uint("samples", c.samples)
-      .uint("unattributed_samples", c.unattributed)
-      .uint("orders_sent", c.orders_sent)
-      .uint("orders_dropped", c.orders_dropped)
-      .uint("pages_ordered", c.pages_moved)
-      .begin_array("tables");
-  for (const auto& t : c.tables) write_table(j, c, t, s);
-  j.end_array().end_object();
+  json::Json tables = json::Json::array();
+  for (const auto& t : c.tables) tables.push_back(table_json(c, t, s));
+  return {{"pid", c.pid},
+          {"uid", c.uid},
+          {"name", c.name},
+          {"weight", c.weight},
+          {"job", c.job},
+          {"rank", c.rank},
+          {"stale", stale},
+          {"dram_budget_bytes", h->dram_budget_pages.load() * kPage},
+          {"dram_assigned_bytes", c.budget_sent * kPage},
+          {"dram_resident_bytes", h->dram_resident_pages.load() * kPage},
+          {"slow_budget_bytes", h->slow_budget_pages.load() * kPage},
+          {"slow_resident_bytes", h->slow_resident_pages.load() * kPage},
+          {"missing_faults", h->missing_faults.load()},
+          {"minor_faults", h->minor_faults.load()},
+          {"evictions", h->evictions.load()},
+          {"fetches", h->fetches.load()},
+          {"prefetch_pages", h->prefetch_pages.load()},
+          {"prefetch_reads", h->prefetch_reads.load()},
+          {"prefetch_hits", h->prefetch_hits.load()},
+          {"prefetch_late", h->prefetch_late.load()},
+          {"pinned_bytes", h->pinned_pages.load() * kPage},
+          {"store_errors", h->store_errors.load()},
+          {"store_full", h->store_full.load()},
+          {"faults_per_s", json::number(c.faults_per_s)},
+          {"heat_source", c.source != nullptr},
+          {"samples", c.samples},
+          {"unattributed_samples", c.unattributed},
+          {"orders_sent", c.orders_sent},
+          {"orders_dropped", c.orders_dropped},
+          {"pages_ordered", c.pages_moved},
+          {"tables", std::move(tables)}};
 }
 
 // Node-wide use and traffic of one tier, summed over every process.
@@ -191,7 +184,7 @@ std::string node_list(const std::vector<int>& nodes) {
 
 // Every job with a rank registered (the asker's own unless it is root):
 // its ranks, and their budgets and residency summed.
-void Server::write_jobs(json::Writer& j, uid_t asker, const std::string& only) const {
+json::Json Server::jobs_json(uid_t asker, const std::string& only) const {
   struct Job {
     std::vector<const Client*> ranks;
     uint64_t own = 0, assigned = 0, resident = 0;
@@ -208,23 +201,21 @@ void Server::write_jobs(json::Writer& j, uid_t asker, const std::string& only) c
     job.assigned += c.budget_sent * kPage;
     job.resident += h->dram_resident_pages.load() * kPage;
   }
-  j.begin_array("jobs");
+  json::Json out = json::Json::array();
   for (const auto& [key, job] : jobs) {
-    j.begin_object()
-        .str("name", key.second)
-        .uint("uid", key.first)
-        .uint("dram_budget_bytes", job.own)
-        .uint("dram_assigned_bytes", job.assigned)
-        .uint("dram_resident_bytes", job.resident)
-        .begin_array("ranks");
-    for (const Client* c : job.ranks)
-      j.begin_object().integer("pid", c->pid).integer("rank", c->rank).end_object();
-    j.end_array().end_object();
+    json::Json ranks = json::Json::array();
+    for (const Client* c : job.ranks) ranks.push_back({{"pid", c->pid}, {"rank", c->rank}});
+    out.push_back({{"name", key.second},
+                   {"uid", key.first},
+                   {"dram_budget_bytes", job.own},
+                   {"dram_assigned_bytes", job.assigned},
+                   {"dram_resident_bytes", job.resident},
+                   {"ranks", std::move(ranks)}});
   }
-  j.end_array();
+  return out;
 }
 
-void Server::write_tiers(json::Writer& j) const {
+json::Json Server::tiers_json() const {
   // DRAM, slow memory, store: pages in, pages out, by move kind.
   TierUse use[3];
   for (const auto& [fd, cp] : clients_) {
@@ -258,54 +249,53 @@ void Server::write_tiers(json::Writer& j) const {
   }
   auto tier = [&](const char* name, const char* kind, const MemoryTierInfo* info,
                   const TierUse& u) {
-    j.begin_object()
-        .str("name", name)
-        .str("kind", kind)
-        .str("nodes", info ? node_list(info->nodes) : "")
-        .uint("capacity_bytes", info ? info->bytes : 0)
-        .uint("budget_bytes", u.budget)
-        .uint("used_bytes", u.used)
-        .num("in_bytes_per_s", u.in_pages_per_s * kPage)
-        .num("out_bytes_per_s", u.out_pages_per_s * kPage)
-        .end_object();
+    return json::Json{{"name", name},
+                      {"kind", kind},
+                      {"nodes", info ? node_list(info->nodes) : ""},
+                      {"capacity_bytes", info ? info->bytes : 0},
+                      {"budget_bytes", u.budget},
+                      {"used_bytes", u.used},
+                      {"in_bytes_per_s", json::number(u.in_pages_per_s * kPage)},
+                      {"out_bytes_per_s", json::number(u.out_pages_per_s * kPage)}};
   };
-  j.begin_array("tiers");
-  tier("dram", "dram", fast, use[0]);
-  tier("slow", "slow-memory", slow, use[1]);
-  tier("store", "store", nullptr, use[2]);
-  j.end_array();
+  return {tier("dram", "dram", fast, use[0]), tier("slow", "slow-memory", slow, use[1]),
+          tier("store", "store", nullptr, use[2])};
 }
 
 std::string Server::status_json(const Client& asker, pid_t pid, const std::string& job,
                                 unsigned buckets, unsigned window_ms, int* status) {
+  json::Json doc = status_doc(asker, pid, job, buckets, window_ms, status);
+  if (*status == -EPERM) return "pid " + std::to_string(pid) + " belongs to another user";
+  if (*status < 0 && !pid) return "no process of job " + job + " is registered with mtierd";
+  if (*status < 0)
+    return "pid " + std::to_string(pid) + (job.empty() ? "" : " of job " + job) +
+           " is not registered with mtierd";
+  return json::dump(doc);
+}
+
+json::Json Server::status_doc(const Client& asker, pid_t pid, const std::string& job,
+                              unsigned buckets, unsigned window_ms, int* status) {
   *status = 0;
   HeatShape shape{std::max(buckets, 1u), tick_,
                   (window_ms + cfg_.tick_ms - 1) / std::max(cfg_.tick_ms, 1u)};
-  json::Writer j;
-  j.begin_object()
-      .begin_object("daemon")
-      .integer("pid", getpid())
-      .str("socket", cfg_.socket)
-      .str("policy", policy_->name())
-      .str("policy_params", policy_->params_text())
-      .str("heat_source", sources_in_use())
-      .begin_array("sources");
+  json::Json sources = json::Json::array();
   for (const auto& s : detected_)
-    j.begin_object()
-        .str("name", heat_source_name(s.kind))
-        .boolean("available", s.available)
-        .str("reason", s.available ? "" : s.reason)
-        .end_object();
-  j.end_array()
-      .uint("dram_bytes", cfg_.dram_bytes)
-      .uint("slow_bytes", cfg_.slow_bytes)
-      .uint("migrate_rate", cfg_.migrate_rate)
-      .uint("tick_ms", cfg_.tick_ms)
-      .uint("heat_buckets", shape.buckets)
-      .uint("window_ms", window_ms)
-      .end_object();
-  write_tiers(j);
-  j.begin_array("processes");
+    sources.push_back({{"name", heat_source_name(s.kind)},
+                       {"available", s.available},
+                       {"reason", s.available ? "" : s.reason}});
+  json::Json daemon = {{"pid", getpid()},
+                       {"socket", cfg_.socket},
+                       {"policy", policy_->name()},
+                       {"policy_params", policy_->params_text()},
+                       {"heat_source", sources_in_use()},
+                       {"sources", std::move(sources)},
+                       {"dram_bytes", cfg_.dram_bytes},
+                       {"slow_bytes", cfg_.slow_bytes},
+                       {"migrate_rate", cfg_.migrate_rate},
+                       {"tick_ms", cfg_.tick_ms},
+                       {"heat_buckets", shape.buckets},
+                       {"window_ms", window_ms}};
+  json::Json processes = json::Json::array();
   bool found = pid == 0 && job.empty();
   for (const auto& [fd, c] : clients_) {
     if (!c->is_runtime() || (pid && c->pid != pid) || (!job.empty() && c->job != job)) continue;
@@ -314,22 +304,14 @@ std::string Server::status_json(const Client& asker, pid_t pid, const std::strin
       continue;
     }
     found = true;
-    write_process(j, *c, !c->segment->runtime_alive(uint64_t{cfg_.stale_ms} * 1000000), shape);
+    processes.push_back(
+        process_json(*c, !c->segment->runtime_alive(uint64_t{cfg_.stale_ms} * 1000000), shape));
   }
-  j.end_array();
-  write_jobs(j, asker.uid, job);
-  j.end_object();
-  if (*status < 0) return "pid " + std::to_string(pid) + " belongs to another user";
-  if (!found && !pid) {
-    *status = -ESRCH;
-    return "no process of job " + job + " is registered with mtierd";
-  }
-  if (!found) {
-    *status = -ESRCH;
-    return "pid " + std::to_string(pid) + (job.empty() ? "" : " of job " + job) +
-           " is not registered with mtierd";
-  }
-  return j.text();
+  if (*status == 0 && !found) *status = -ESRCH;
+  return {{"daemon", std::move(daemon)},
+          {"tiers", tiers_json()},
+          {"processes", std::move(processes)},
+          {"jobs", jobs_json(asker.uid, job)}};
 }
 
 int Server::start_metrics(std::string* why) {
@@ -354,11 +336,8 @@ void Server::render_metrics() {
   Client root;
   root.uid = 0;
   int status = 0;
-  std::string text = status_json(root, 0, "", 1, cfg_.tick_ms * 10, &status);
-  json::Value doc;
-  std::string why;
-  bool ok = status == 0 && json::parse(text, &doc, &why) == 0;
-  metrics_.publish(fs::prometheus_text(ok ? &doc : nullptr), now);
+  json::Json doc = status_doc(root, 0, "", 1, cfg_.tick_ms * 10, &status);
+  metrics_.publish(fs::prometheus_text(status == 0 ? &doc : nullptr), now);
 }
 
 }  // namespace mtier::daemon

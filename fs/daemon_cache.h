@@ -15,13 +15,13 @@
 #include <string>
 
 #include "ipc/wire.h"
-#include "util/json_value.h"
+#include "util/json.h"
 
 namespace mtier::fs {
 
 // One fetched document.
 struct Snapshot {
-  json::Value doc;
+  json::Json doc;
   std::chrono::system_clock::time_point when;  // wall time of the fetch (the files' times)
 };
 

@@ -13,22 +13,24 @@
 namespace mtier::fs {
 namespace {
 
-using json::Value;
+using Value = json::Json;
 
 // Pages as bytes; the document's page counts are exact doubles.
-std::string page_bytes(const Value& v) { return number_text(v.n * kPageBytes); }
+std::string page_bytes(const Value& v) {
+  return number_text((v.is_number() ? v.get<double>() : 0) * kPageBytes);
+}
 
 // Sums a table's moves_per_s over the kinds that bring a page into memory
 // (the pages faulted in, as `mtier status` counts them).
 double faults_per_s(const Value& t) {
   double sum = 0;
   for (unsigned m : {ipc::kNewToDram, ipc::kNewToSlow, ipc::kStoreToDram, ipc::kStoreToSlow})
-    sum += t["moves_per_s"].num(ipc::page_move_name(m));
+    sum += json::num(json::at(t, "moves_per_s"), ipc::page_move_name(m));
   return sum;
 }
 
 const char* pin_tier_name(const Value& pin) {
-  const std::string& s = pin.str("tier");
+  const std::string& s = json::str(pin, "tier");
   for (const char* name : kTierNames)
     if (s == name) return name;
   return "?";
@@ -38,9 +40,9 @@ const char* pin_tier_name(const Value& pin) {
 // no pins.
 std::string pin_lines(const Value& t, const char* prefix) {
   std::string out;
-  for (const Value& p : t["pins"].items)
-    out += prefix + std::string(pin_tier_name(p)) + " " + number_text(p["first_page"]) + " " +
-           number_text(p["pages"]) + "\n";
+  for (const Value& p : json::items(json::at(t, "pins")))
+    out += prefix + std::string(pin_tier_name(p)) + " " + number_text(json::at(p, "first_page")) + " " +
+           number_text(json::at(p, "pages")) + "\n";
   return out;
 }
 
@@ -53,9 +55,9 @@ std::string pin_lines(const Value& t, const char* prefix) {
 // otherwise mtierd's default, one page. With one-page extents (the default)
 // every slice boundary is exact.
 uint64_t extent_pages(const Value& t, const Value& d, uint64_t pages, size_t slices) {
-  for (const Value* v : {&t["extent_pages"], &d["heat_granularity"]})
-    if (v->kind == Value::Kind::kNumber && v->n >= 1) return static_cast<uint64_t>(v->n);
-  if (slices < d.num("heat_buckets")) return (pages + slices - 1) / slices;
+  for (const Value* v : {&json::at(t, "extent_pages"), &json::at(d, "heat_granularity")})
+    if (v->is_number() && v->get<double>() >= 1) return v->get<uint64_t>();
+  if (slices < json::num(d, "heat_buckets")) return (pages + slices - 1) / slices;
   return 1;
 }
 
@@ -64,14 +66,14 @@ uint64_t extent_pages(const Value& t, const Value& d, uint64_t pages, size_t sli
 // X). An untouched slice (place ' ') shows '.', so that every line has four
 // fields.
 std::string heatmap_lines(const Value& t, const Value& d) {
-  const auto& heat = t["heat_map"].items;
+  const auto& heat = json::items(json::at(t, "heat_map"));
   size_t n = heat.size();
-  uint64_t pages = static_cast<uint64_t>(t.num("pages"));
+  uint64_t pages = static_cast<uint64_t>(json::num(t, "pages"));
   if (n == 0 || pages == 0) return "";
   uint64_t e = extent_pages(t, d, pages, n);
   uint64_t extents = (pages + e - 1) / e;
   if (extents < n) extents = n, e = (pages + n - 1) / n;
-  const std::string& place = t.str("place");
+  const std::string& place = json::str(t, "place");
   std::string out;
   for (size_t b = 0; b < n; b++) {
     uint64_t first = std::min(extents * b / n * e, pages);
@@ -94,23 +96,23 @@ int tier_content(const Value& status, const Node& n, std::string* out, std::stri
   if (!t) return missing(why, std::string("tier ") + kTierNames[n.tier]);
   switch (n.file) {
     case FileKind::kTierKind:
-      *out = t->str("kind") + "\n";
+      *out = json::str(*t, "kind") + "\n";
       break;
     case FileKind::kTierNode:
-      *out = t->str("nodes") + "\n";
+      *out = json::str(*t, "nodes") + "\n";
       break;
     case FileKind::kTierCapacity:
-      *out = number_text((*t)["capacity_bytes"]) + "\n";
+      *out = number_text(json::at((*t), "capacity_bytes")) + "\n";
       break;
     case FileKind::kTierBudget:
-      *out = number_text((*t)["budget_bytes"]) + "\n";
+      *out = number_text(json::at((*t), "budget_bytes")) + "\n";
       break;
     case FileKind::kTierUsed:
-      *out = number_text((*t)["used_bytes"]) + "\n";
+      *out = number_text(json::at((*t), "used_bytes")) + "\n";
       break;
     default:  // kTierBandwidth: whole bytes per second
-      *out = "in " + number_text(std::round(t->num("in_bytes_per_s"))) + " out " +
-             number_text(std::round(t->num("out_bytes_per_s"))) + "\n";
+      *out = "in " + number_text(std::round(json::num(*t, "in_bytes_per_s"))) + " out " +
+             number_text(std::round(json::num(*t, "out_bytes_per_s"))) + "\n";
   }
   return 0;
 }
@@ -119,32 +121,32 @@ int table_content(const Value& t, const Value& p, const Value* heat, const Node&
                   std::string* out, std::string* why) {
   switch (n.file) {
     case FileKind::kTableSize:
-      *out = number_text(t["bytes"]) + "\n";
+      *out = number_text(json::at(t, "bytes")) + "\n";
       break;
     case FileKind::kTableResident:
-      *out = number_text((t.num("dram_pages") + t.num("slow_pages")) * kPageBytes) + "\n";
+      *out = number_text((json::num(t, "dram_pages") + json::num(t, "slow_pages")) * kPageBytes) + "\n";
       break;
     case FileKind::kTableTierBytes:
-      *out = "dram " + page_bytes(t["dram_pages"]) + "\nslow " + page_bytes(t["slow_pages"]) +
-             "\nstore " + page_bytes(t["store_pages"]) + "\nuntouched " +
-             page_bytes(t["untouched_pages"]) + "\n";
+      *out = "dram " + page_bytes(json::at(t, "dram_pages")) + "\nslow " + page_bytes(json::at(t, "slow_pages")) +
+             "\nstore " + page_bytes(json::at(t, "store_pages")) + "\nuntouched " +
+             page_bytes(json::at(t, "untouched_pages")) + "\n";
       break;
     case FileKind::kTableHeat:
-      *out = "heat " + number_text(t["heat"]) + "\nsamples_per_s " +
-             number_text(t["samples_per_s"]) + "\n";
+      *out = "heat " + number_text(json::at(t, "heat")) + "\nsamples_per_s " +
+             number_text(json::at(t, "samples_per_s")) + "\n";
       break;
     case FileKind::kTableFaults:
       *out = "faults_per_s " + number_text(faults_per_s(t)) + "\nmissing_faults " +
-             number_text(p["missing_faults"]) + "\n";
+             number_text(json::at(p, "missing_faults")) + "\n";
       break;
     case FileKind::kTableMigrations:
       out->clear();
-      for (const std::string& k : move_kinds_of(t["moves"]))
-        *out +=
-            k + " " + number_text(t["moves"][k]) + " " + number_text(t["moves_per_s"][k]) + "\n";
+      for (const std::string& k : move_kinds_of(json::at(t, "moves")))
+        *out += k + " " + number_text(json::at(json::at(t, "moves"), k.c_str())) + " " +
+                number_text(json::at(json::at(t, "moves_per_s"), k.c_str())) + "\n";
       break;
     case FileKind::kTablePlacement:
-      *out = "place " + t.str("place") + "\n" + pin_lines(t, "pin ");
+      *out = "place " + json::str(t, "place") + "\n" + pin_lines(t, "pin ");
       break;
     case FileKind::kTablePin:
       *out = pin_lines(t, "");
@@ -153,7 +155,7 @@ int table_content(const Value& t, const Value& p, const Value* heat, const Node&
       const Value* hp = heat ? find_process(*heat, n.pid) : nullptr;
       const Value* ht = hp ? find_table(*hp, n.table_id) : nullptr;
       if (!ht) return missing(why, "table " + n.table_dir + " of process " + std::to_string(n.pid));
-      *out = heatmap_lines(*ht, (*heat)["daemon"]);
+      *out = heatmap_lines(*ht, json::at((*heat), "daemon"));
     }
   }
   return 0;
@@ -172,14 +174,14 @@ int file_content(const Value& status, const Value* heat, const Node& n, std::str
                             ? "process " + std::to_string(n.pid)
                             : "table " + n.table_dir + " of process " + std::to_string(n.pid));
   if (n.file == FileKind::kPolicy) {
-    const std::string& params = status["daemon"].str("policy_params");
-    *out = status["daemon"].str("policy") + (params.empty() ? "" : " " + params) + "\n";
+    const std::string& params = json::str(json::at(status, "daemon"), "policy_params");
+    *out = json::str(json::at(status, "daemon"), "policy") + (params.empty() ? "" : " " + params) + "\n";
     return 0;
   }
   if (n.tier >= 0) return tier_content(status, n, out, why);
   const Value& p = *find_process(status, n.pid);
-  if (n.file == FileKind::kProcName) return *out = p.str("name") + "\n", 0;
-  if (n.file == FileKind::kProcWeight) return *out = number_text(p["weight"]) + "\n", 0;
+  if (n.file == FileKind::kProcName) return *out = json::str(p, "name") + "\n", 0;
+  if (n.file == FileKind::kProcWeight) return *out = number_text(json::at(p, "weight")) + "\n", 0;
   return table_content(*find_table(p, n.table_id), p, heat, n, out, why);
 }
 

@@ -3,6 +3,7 @@
 // are in fs_content.cc, writes in fs_write.cc.
 #include "fs_tree.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -152,32 +153,32 @@ std::string table_dir_name(uint32_t id, const std::string& name) {
   return dir;
 }
 
-const json::Value* find_process(const json::Value& status, uint32_t pid) {
-  for (const json::Value& p : status["processes"].items)
-    if (p["pid"].kind == json::Value::Kind::kNumber && p.num("pid") == pid) return &p;
+const json::Json* find_process(const json::Json& status, uint32_t pid) {
+  for (const json::Json& p : json::items(json::at(status, "processes")))
+    if (json::at(p, "pid").is_number() && json::num(p, "pid") == pid) return &p;
   return nullptr;
 }
 
-const json::Value* find_table(const json::Value& process, uint32_t id) {
-  for (const json::Value& t : process["tables"].items)
-    if (t["id"].kind == json::Value::Kind::kNumber && t.num("id") == id) return &t;
+const json::Json* find_table(const json::Json& process, uint32_t id) {
+  for (const json::Json& t : json::items(json::at(process, "tables")))
+    if (json::at(t, "id").is_number() && json::num(t, "id") == id) return &t;
   return nullptr;
 }
 
-const json::Value* find_tier(const json::Value& status, int tier) {
+const json::Json* find_tier(const json::Json& status, int tier) {
   if (tier < 0 || tier >= kTierCount) return nullptr;
-  for (const json::Value& t : status["tiers"].items)
-    if (t.str("name") == kTierNames[tier]) return &t;
+  for (const json::Json& t : json::items(json::at(status, "tiers")))
+    if (json::str(t, "name") == kTierNames[tier]) return &t;
   return nullptr;
 }
 
-int resolve(const json::Value* status, const Node& n) {
+int resolve(const json::Json* status, const Node& n) {
   if (!is_process_node(n)) return 0;
-  const json::Value* p = status ? find_process(*status, n.pid) : nullptr;
+  const json::Json* p = status ? find_process(*status, n.pid) : nullptr;
   if (!p) return -ENOENT;
   if (n.table_dir.empty()) return 0;
-  const json::Value* t = find_table(*p, n.table_id);
-  if (!t || table_dir_name(n.table_id, t->str("name")) != n.table_dir) return -ENOENT;
+  const json::Json* t = find_table(*p, n.table_id);
+  if (!t || table_dir_name(n.table_id, json::str(*t, "name")) != n.table_dir) return -ENOENT;
   return 0;
 }
 
@@ -187,18 +188,18 @@ bool writable(const Node& n) {
          (n.file == FileKind::kTierBudget && n.tier >= 0 && n.tier <= 1);
 }
 
-Attr attributes(const json::Value* status, const Node& n) {
+Attr attributes(const json::Json* status, const Node& n) {
   Attr a;
   a.dir = n.is_dir();
   a.mode = a.dir ? 0555 : writable(n) ? 0644 : 0444;
   if (is_process_node(n) && status) {
-    const json::Value* p = find_process(*status, n.pid);
-    if (p) a.uid = static_cast<uid_t>(p->num("uid"));
+    const json::Json* p = find_process(*status, n.pid);
+    if (p) a.uid = static_cast<uid_t>(json::num(*p, "uid"));
   }
   return a;
 }
 
-std::vector<std::string> list_dir(const json::Value* status, const Node& n) {
+std::vector<std::string> list_dir(const json::Json* status, const Node& n) {
   std::vector<std::string> names;
   switch (n.type) {
     case NodeType::kRoot:
@@ -212,19 +213,19 @@ std::vector<std::string> list_dir(const json::Value* status, const Node& n) {
       break;
     case NodeType::kProcs:
       if (status)
-        for (const json::Value& p : (*status)["processes"].items)
-          if (p["pid"].kind == json::Value::Kind::kNumber && p.num("pid") >= 1)
-            names.push_back(number_text(p.num("pid")));
+        for (const json::Json& p : json::items(json::at(*status, "processes")))
+          if (json::at(p, "pid").is_number() && json::num(p, "pid") >= 1)
+            names.push_back(number_text(json::num(p, "pid")));
       break;
     case NodeType::kProc:
       append_names(kProcFiles, &names);
       names.push_back("tables");
       break;
     case NodeType::kTables:
-      if (const json::Value* p = status ? find_process(*status, n.pid) : nullptr)
-        for (const json::Value& t : (*p)["tables"].items)
-          if (t["id"].kind == json::Value::Kind::kNumber)
-            names.push_back(table_dir_name(static_cast<uint32_t>(t.num("id")), t.str("name")));
+      if (const json::Json* p = status ? find_process(*status, n.pid) : nullptr)
+        for (const json::Json& t : json::items(json::at(*p, "tables")))
+          if (json::at(t, "id").is_number())
+            names.push_back(table_dir_name(static_cast<uint32_t>(json::num(t, "id")), json::str(t, "name")));
       break;
     case NodeType::kTable:
       append_names(kTableFiles, &names);
@@ -247,8 +248,8 @@ std::string number_text(double v) {
   return std::string(buf, r.ptr);
 }
 
-std::string number_text(const json::Value& v) {
-  return number_text(v.kind == json::Value::Kind::kNumber ? v.n : NAN);
+std::string number_text(const json::Json& v) {
+  return number_text(v.is_number() ? v.get<double>() : NAN);
 }
 
 // The kinds in the daemon's order (ipc/page_moves.h).
@@ -261,15 +262,18 @@ const std::vector<std::string>& move_kinds() {
   return kinds;
 }
 
-std::vector<std::string> move_kinds_of(const json::Value& moves) {
-  std::vector<std::string> kinds;
+std::vector<std::string> move_kinds_of(const json::Json& moves) {
+  std::vector<std::string> kinds, unknown;
+  if (!moves.is_object()) return kinds;
   for (const std::string& k : move_kinds())
-    if (moves.members.count(k)) kinds.push_back(k);
-  for (const auto& [k, v] : moves.members) {
+    if (moves.contains(k)) kinds.push_back(k);
+  for (const auto& [k, v] : moves.items()) {
     bool known = false;
     for (const std::string& m : move_kinds()) known = known || k == m;
-    if (!known) kinds.push_back(k);
+    if (!known) unknown.push_back(k);
   }
+  std::sort(unknown.begin(), unknown.end());  // by name, as before the known ones
+  kinds.insert(kinds.end(), unknown.begin(), unknown.end());
   return kinds;
 }
 

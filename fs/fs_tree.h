@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "ipc/wire.h"
-#include "util/json_value.h"
+#include "util/json.h"
 
 namespace mtier::fs {
 
@@ -88,17 +88,17 @@ struct Node {
 std::string table_dir_name(uint32_t id, const std::string& name);
 
 // The process `pid` of a status document, or nullptr.
-const json::Value* find_process(const json::Value& status, uint32_t pid);
+const json::Json* find_process(const json::Json& status, uint32_t pid);
 // The table `id` of a process object, or nullptr.
-const json::Value* find_table(const json::Value& process, uint32_t id);
+const json::Json* find_table(const json::Json& process, uint32_t id);
 // The tier named kTierNames[tier] of a status document, or nullptr.
-const json::Value* find_tier(const json::Value& status, int tier);
+const json::Json* find_tier(const json::Json& status, int tier);
 
 // Whether the node exists in `status` (null: no daemon answers, so there are
 // no processes). Returns 0 or -ENOENT: a pid not in the document, a table id
 // the process does not have, a table directory whose name part does not
 // match the table's name (table_dir_name).
-[[nodiscard]] int resolve(const json::Value* status, const Node& n);
+[[nodiscard]] int resolve(const json::Json* status, const Node& n);
 
 // Owner and permission bits. Everything is root's, except procs/<pid> and
 // all below it, which are the process's user's (its `uid`). Directories
@@ -108,7 +108,7 @@ struct Attr {
   mode_t mode = 0;  // permission bits only
   uid_t uid = 0;
 };
-Attr attributes(const json::Value* status, const Node& n);
+Attr attributes(const json::Json* status, const Node& n);
 
 // Whether writes to this file mean something (policy, tiers/{dram,slow}/budget, pin).
 bool writable(const Node& n);
@@ -116,21 +116,21 @@ bool writable(const Node& n);
 // The entries of a directory node that resolves in `status` (without "."
 // and ".."). With no daemon (status null): the fixed layout, and procs/
 // empty.
-std::vector<std::string> list_dir(const json::Value* status, const Node& n);
+std::vector<std::string> list_dir(const json::Json* status, const Node& n);
 
 // The contents of a file other than `stats` (prometheus.h) from a status
 // document. `heat` is the HEAT_REQUEST document for the node's process,
 // used by heatmap only (may be null otherwise). Every file ends in '\n'
 // unless empty. Returns 0, or -ENOENT when the node does not resolve (in
 // `heat` too, for heatmap) with *why saying so.
-[[nodiscard]] int file_content(const json::Value& status, const json::Value* heat, const Node& n,
+[[nodiscard]] int file_content(const json::Json& status, const json::Json* heat, const Node& n,
                                std::string* out, std::string* why);
 
 // Whether user `caller` may write the file: root always; otherwise only the
 // owner attributes() gives it (the process's user for a pin; nobody else
 // for the root-owned files). Returns 0, or -EACCES with *why
 // ("not the process's user", "not root").
-[[nodiscard]] int check_writer(const json::Value& status, const Node& n, uid_t caller,
+[[nodiscard]] int check_writer(const json::Json& status, const Node& n, uid_t caller,
                                std::string* why);
 
 // Turns what was written into the request to send: PolicySet, BudgetSet or
@@ -141,13 +141,13 @@ std::vector<std::string> list_dir(const json::Value* status, const Node& n);
 // capacity_bytes (when that is known, > 0), an unknown pin tier, a page
 // number that is not a decimal integer, a range of no pages or outside the
 // table. Nothing is sent on a rejection.
-[[nodiscard]] int parse_write(const json::Value& status, const Node& n, std::string_view text,
+[[nodiscard]] int parse_write(const json::Json& status, const Node& n, std::string_view text,
                               ipc::Message* out, std::string* why);
 
 // A number as the files show it: an integral value in fixed notation
 // ("10697285632"), others in the shortest form that reads back ("349.125");
 // "nan" for the JSON null the daemon writes for a heat that is not finite.
-std::string number_text(const json::Value& v);
+std::string number_text(const json::Json& v);
 std::string number_text(double v);
 
 // The page moves kinds of the status document, in its order ("new>dram",
@@ -155,6 +155,6 @@ std::string number_text(double v);
 const std::vector<std::string>& move_kinds();
 // The kinds of a moves object: move_kinds() first, then any other key the
 // daemon sent (in key order), so a newer daemon's kinds are not dropped.
-std::vector<std::string> move_kinds_of(const json::Value& moves);
+std::vector<std::string> move_kinds_of(const json::Json& moves);
 
 }  // namespace mtier::fs

@@ -19,7 +19,7 @@ namespace {
 static_assert(ipc::kPinDram == 0 && ipc::kPinSlow == 1 && ipc::kPinStore == 2,
               "pin tiers are indices into kTierNames");
 
-using json::Value;
+using Value = json::Json;
 
 std::vector<std::string> words(std::string_view s) {
   std::vector<std::string> out;
@@ -40,7 +40,7 @@ int invalid(std::string* why, std::string msg) { return config_text::fail(why, s
 // always exists. 0, or -EINVAL with *why naming the tier.
 int tier_exists(const Value& status, int tier, std::string* why) {
   const Value* t = find_tier(status, tier);
-  if (t && (t->str("kind") == "store" || !t->str("nodes").empty())) return 0;
+  if (t && (json::str(*t, "kind") == "store" || !json::str(*t, "nodes").empty())) return 0;
   return invalid(why, std::string("tier ") + kTierNames[tier] +
                           " does not exist on this node (no NUMA node of that kind)");
 }
@@ -71,7 +71,7 @@ int parse_budget(const Value& status, const Node& n, std::string_view line, ipc:
     return invalid(why, "'" + text + "' is not a size (use e.g. 4096, 64M, 2G; 0 = none)");
   if (bytes && tier_exists(status, n.tier, why) < 0) return -EINVAL;
   const Value* tier = find_tier(status, n.tier);
-  double capacity = tier ? tier->num("capacity_bytes") : 0;
+  double capacity = tier ? json::num(*tier, "capacity_bytes") : 0;
   if (capacity > 0 && static_cast<double>(bytes) > capacity)
     return invalid(why, "'" + text + "' is more than the tier's capacity (" +
                             number_text(capacity) + " bytes)");
@@ -102,7 +102,7 @@ int parse_pin(const Value& status, const Node& n, std::string_view line, ipc::Me
     pin.tier = static_cast<uint32_t>(tier);
   }
   const Value& t = *find_table(*find_process(status, n.pid), n.table_id);
-  uint64_t table_pages = static_cast<uint64_t>(t.num("pages"));
+  uint64_t table_pages = static_cast<uint64_t>(json::num(t, "pages"));
   pin.pages = table_pages;
   if (w.size() == 3) {
     if (!parse_count(w[1], &pin.first_page))

@@ -10,7 +10,7 @@
 namespace mtier::fs {
 namespace {
 
-using json::Value;
+using Value = json::Json;
 using Labels = std::vector<std::pair<const char*, std::string>>;
 
 // The families in the order they are first declared; samples are appended
@@ -87,58 +87,58 @@ std::string escape(std::string_view v, bool quote) {
 
 // A JSON number, or NaN for the null the daemon writes for a heat that is
 // not finite (and for a key it did not send).
-double value(const Value& v) { return v.kind == Value::Kind::kNumber ? v.n : NAN; }
+double value(const Value& v) { return v.is_number() ? v.get<double>() : NAN; }
 
 void daemon_metrics(const Value& d, Exposition* e) {
   e->gauge("mtier_daemon_info",
            "The daemon's policy, its parameters and the heat source in use (value 1)",
-           {{"policy", d.str("policy")},
-            {"policy_params", d.str("policy_params")},
-            {"heat_source", d.str("heat_source")}},
+           {{"policy", json::str(d, "policy")},
+            {"policy_params", json::str(d, "policy_params")},
+            {"heat_source", json::str(d, "heat_source")}},
            1);
-  for (const Value& s : d["sources"].items)
+  for (const Value& s : json::items(json::at(d, "sources")))
     e->gauge("mtier_heat_source_available", "1 if the heat source is available on this node",
-             {{"source", s.str("name")}}, s["available"].b ? 1 : 0);
+             {{"source", json::str(s, "name")}}, json::at(s, "available") == true ? 1 : 0);
   e->gauge("mtier_daemon_dram_budget_bytes", "The node DRAM budget in bytes (0: none)", {},
-           value(d["dram_bytes"]));
+           value(json::at(d, "dram_bytes")));
   e->gauge("mtier_daemon_slow_budget_bytes", "The node slow-tier budget in bytes (0: none)", {},
-           value(d["slow_bytes"]));
+           value(json::at(d, "slow_bytes")));
   e->gauge("mtier_daemon_migrate_rate_bytes_per_second",
-           "The migration limit in bytes per second (0: unlimited)", {}, value(d["migrate_rate"]));
+           "The migration limit in bytes per second (0: unlimited)", {}, value(json::at(d, "migrate_rate")));
 }
 
 void tier_metrics(const Value& t, Exposition* e) {
-  Labels l = {{"tier", t.str("name")}};
+  Labels l = {{"tier", json::str(t, "name")}};
   e->gauge("mtier_tier_capacity_bytes", "The tier's memory in bytes (0: unknown)", l,
-           value(t["capacity_bytes"]));
-  e->gauge("mtier_tier_budget_bytes", "The tier's budget in bytes", l, value(t["budget_bytes"]));
-  e->gauge("mtier_tier_used_bytes", "Table pages in the tier, bytes", l, value(t["used_bytes"]));
+           value(json::at(t, "capacity_bytes")));
+  e->gauge("mtier_tier_budget_bytes", "The tier's budget in bytes", l, value(json::at(t, "budget_bytes")));
+  e->gauge("mtier_tier_used_bytes", "Table pages in the tier, bytes", l, value(json::at(t, "used_bytes")));
   e->gauge("mtier_tier_in_bytes_per_second", "Pages moved into the tier over the last second", l,
-           value(t["in_bytes_per_s"]));
+           value(json::at(t, "in_bytes_per_s")));
   e->gauge("mtier_tier_out_bytes_per_second", "Pages moved out of the tier over the last second", l,
-           value(t["out_bytes_per_s"]));
+           value(json::at(t, "out_bytes_per_s")));
 }
 
 void process_metrics(const Value& p, const std::string& pid, Exposition* e) {
   Labels l = {{"pid", pid}};
   e->gauge("mtier_process_info", "A registered process: its name and user (value 1)",
-           {{"pid", pid}, {"name", p.str("name")}, {"uid", number_text(p["uid"])}}, 1);
+           {{"pid", pid}, {"name", json::str(p, "name")}, {"uid", number_text(json::at(p, "uid"))}}, 1);
   e->gauge("mtier_process_weight", "The process's weight in the node budget", l,
-           value(p["weight"]));
+           value(json::at(p, "weight")));
   e->gauge("mtier_process_stale", "1 while the process is left out of the plans", l,
-           p["stale"].b ? 1 : 0);
+           json::at(p, "stale") == true ? 1 : 0);
   e->gauge("mtier_process_dram_budget_bytes", "The process's own DRAM budget, bytes", l,
-           value(p["dram_budget_bytes"]));
+           value(json::at(p, "dram_budget_bytes")));
   e->gauge("mtier_process_dram_assigned_bytes",
            "The process's share of the node DRAM budget, bytes (0: none sent)", l,
-           value(p["dram_assigned_bytes"]));
+           value(json::at(p, "dram_assigned_bytes")));
   e->gauge("mtier_process_slow_budget_bytes", "The process's slow-tier budget, bytes", l,
-           value(p["slow_budget_bytes"]));
+           value(json::at(p, "slow_budget_bytes")));
   for (const char* tier : {"dram", "slow"})
     e->gauge("mtier_process_resident_bytes", "The process's table pages in a memory tier, bytes",
              {{"pid", pid}, {"tier", tier}}, value(p[std::string(tier) + "_resident_bytes"]));
   e->gauge("mtier_process_faults_per_second", "Missing faults per second over the last second", l,
-           value(p["faults_per_s"]));
+           value(json::at(p, "faults_per_s")));
   struct {
     const char *name, *key, *help;
   } counters[] = {
@@ -157,36 +157,36 @@ void process_metrics(const Value& p, const std::string& pid, Exposition* e) {
 }
 
 void table_metrics(const Value& t, const std::string& pid, Exposition* e) {
-  std::string table = table_dir_name(static_cast<uint32_t>(t.num("id")), t.str("name"));
+  std::string table = table_dir_name(static_cast<uint32_t>(json::num(t, "id")), json::str(t, "name"));
   Labels l = {{"pid", pid}, {"table", table}};
   auto with = [&](const char* key, const std::string& v) {
     Labels m = l;
     m.emplace_back(key, v);
     return m;
   };
-  e->gauge("mtier_table_size_bytes", "The table's size, bytes", l, value(t["bytes"]));
+  e->gauge("mtier_table_size_bytes", "The table's size, bytes", l, value(json::at(t, "bytes")));
   e->gauge("mtier_table_resident_bytes", "The table's pages in memory (DRAM and slow), bytes", l,
-           (value(t["dram_pages"]) + value(t["slow_pages"])) * kPageBytes);
+           (value(json::at(t, "dram_pages")) + value(json::at(t, "slow_pages"))) * kPageBytes);
   for (const char* tier : {"dram", "slow", "store", "untouched"})
     e->gauge("mtier_table_bytes", "The table's pages by where they are, bytes", with("tier", tier),
              value(t[std::string(tier) + "_pages"]) * kPageBytes);
   e->gauge("mtier_table_heat", "The table's heat (samples, halved every cooling period)", l,
-           value(t["heat"]));
+           value(json::at(t, "heat")));
   e->gauge("mtier_table_samples_per_second", "The table's heat samples per second", l,
-           value(t["samples_per_s"]));
+           value(json::at(t, "samples_per_s")));
   e->gauge("mtier_table_active_bytes", "Bytes of the table sampled within the window", l,
-           value(t["active_bytes"]));
-  for (const std::string& k : move_kinds_of(t["moves"]))
+           value(json::at(t, "active_bytes")));
+  for (const std::string& k : move_kinds_of(json::at(t, "moves")))
     e->counter("mtier_table_moves_total", "Pages moved between tiers, by kind", with("kind", k),
-               value(t["moves"][k]));
-  for (const std::string& k : move_kinds_of(t["moves_per_s"]))
+               value(json::at(json::at(t, "moves"), k.c_str())));
+  for (const std::string& k : move_kinds_of(json::at(t, "moves_per_s")))
     e->gauge("mtier_table_moves_per_second", "Pages moved per second over the last second",
-             with("kind", k), value(t["moves_per_s"][k]));
+             with("kind", k), value(json::at(json::at(t, "moves_per_s"), k.c_str())));
   double pinned[kTierCount] = {};
-  for (const Value& pin : t["pins"].items)
+  for (const Value& pin : json::items(json::at(t, "pins")))
     for (int i = 0; i < kTierCount; i++)
-      if (pin.str("tier") == kTierNames[i]) pinned[i] += pin.num("pages");
-  if (t["pins"].kind == Value::Kind::kArray)
+      if (json::str(pin, "tier") == kTierNames[i]) pinned[i] += json::num(pin, "pages");
+  if (json::at(t, "pins").is_array())
     for (int i = 0; i < kTierCount; i++)
       e->gauge("mtier_table_pinned_pages", "Pages of the table pinned to a tier",
                with("tier", kTierNames[i]), pinned[i]);
@@ -204,17 +204,17 @@ std::string sample_value(double v) {
   return number_text(v);
 }
 
-std::string prometheus_text(const json::Value* status) {
+std::string prometheus_text(const json::Json* status) {
   Exposition e;
   e.gauge("mtier_daemon_up", "1 if mtierd answered (mtierfs: its last status request), else 0", {},
           status ? 1 : 0);
   if (!status) return e.text();
-  daemon_metrics((*status)["daemon"], &e);
-  for (const Value& t : (*status)["tiers"].items) tier_metrics(t, &e);
-  for (const Value& p : (*status)["processes"].items) {
-    std::string pid = number_text(p["pid"]);
+  daemon_metrics(json::at((*status), "daemon"), &e);
+  for (const Value& t : json::items(json::at(*status, "tiers"))) tier_metrics(t, &e);
+  for (const Value& p : json::items(json::at(*status, "processes"))) {
+    std::string pid = number_text(json::at(p, "pid"));
     process_metrics(p, pid, &e);
-    for (const Value& t : p["tables"].items) table_metrics(t, pid, &e);
+    for (const Value& t : json::items(json::at(p, "tables"))) table_metrics(t, pid, &e);
   }
   return e.text();
 }

@@ -8,14 +8,14 @@
 #include <string>
 #include <string_view>
 
-#include "util/json_value.h"
+#include "util/json.h"
 
 namespace mtier::fs {
 
 // The exposition of `status`; with no status (the daemon did not answer)
 // only mtier_daemon_up 0, so that a scraper sees the daemon down rather
 // than an error.
-std::string prometheus_text(const json::Value* status);
+std::string prometheus_text(const json::Json* status);
 
 // A label value as the format writes it between its double quotes:
 // backslash, double quote and line feed escaped as \\, \" and \n.

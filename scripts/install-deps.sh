@@ -11,6 +11,7 @@ packages=(
   googletest libgtest-dev
   liburing-dev zlib1g-dev libpmem2-dev libnuma-dev numactl libfuse3-dev fuse3 libmicrohttpd-dev
   libcairo2-dev fonts-dejavu-core
+  nlohmann-json3-dev
   util-linux procps tmux
   python3 python3-numpy python3-torch
 )

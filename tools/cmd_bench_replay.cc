@@ -130,17 +130,15 @@ int bench_replay(int argc, char** argv) {
     return 1;
   }
   if (!as_json) return printf("result %s\n", bench::format_result(r).c_str()) < 0;
-  json::Writer j;
-  j.begin_object()
-      .str("trace", trace_path)
-      .str("backing", bench::backing_name(o.backing))
-      .uint("threads", o.threads)
-      .uint("lookahead", o.lookahead)
-      .boolean("lookahead_async", o.lookahead_async)
-      .begin_object("result");
-  bench::write_result_json(j, r);
-  j.end_object().end_object();
-  return printf("%s\n", j.text().c_str()) < 0;
+  json::Json result = json::Json::object();
+  bench::write_result_json(result, r);
+  json::Json j = {{"trace", trace_path},
+                  {"backing", bench::backing_name(o.backing)},
+                  {"threads", o.threads},
+                  {"lookahead", o.lookahead},
+                  {"lookahead_async", o.lookahead_async},
+                  {"result", std::move(result)}};
+  return printf("%s\n", json::dump(j).c_str()) < 0;
 }
 
 }  // namespace mtier::tools

@@ -370,54 +370,43 @@ void print_rows(const std::vector<Row>& rows) {
 }
 
 // A figure, or null when not measured (< 0).
-void num_or_null(json::Writer& j, const char* key, double v) {
-  if (v < 0)
-    j.null(key);
-  else
-    j.num(key, v);
-}
+json::Json num_or_null(double v) { return v < 0 ? json::Json(nullptr) : json::number(v); }
+
+// `s`, or null when empty.
+json::Json str_or_null(const std::string& s) { return s.empty() ? json::Json(nullptr) : json::Json(s); }
 
 void print_json(const Args& a, uint64_t budget, const demo::SwapBaseline& sb, double bw,
                 const std::string& bw_why, const std::vector<Row>& rows) {
-  json::Writer j;
-  j.begin_object()
-      .begin_object("workload")
-      .uint("tables", a.tables)
-      .uint("table_bytes", a.table_bytes)
-      .uint("budget_bytes", budget)
-      .uint("budget_percent", a.budget_pct)
-      .str("dir", a.dir)
-      .uint("runs", a.runs)
-      .end_object()
-      .begin_object("swap");
-  if (sb.skipped().empty())
-    j.null("skipped").str("environment", sb.environment());
-  else
-    j.str("skipped", sb.skipped()).null("environment");
-  j.end_object().begin_object("device");
-  num_or_null(j, "write_mb_per_s", bw);
-  if (bw > 0)
-    j.null("why");
-  else
-    j.str("why", bw_why);
-  j.end_object().begin_array("configurations");
-  for (const Row& r : rows) {
-    j.begin_object().str("name", r.name).boolean("skipped", r.skipped);
-    if (r.failure.empty())
-      j.null("failed");
-    else
-      j.str("failed", r.failure);
-    num_or_null(j, "setup_seconds", r.setup_s);
-    num_or_null(j, "readback_seconds", r.readback_s);
-    num_or_null(j, "written_bytes", r.written);
-    num_or_null(j, "write_mb_per_s", r.rate);
-    num_or_null(j, "of_device", r.of_device);
-    num_or_null(j, "vs_swap", r.vs_swap);
-    num_or_null(j, "vs_dram", r.vs_dram);
-    j.boolean("same_data", !r.skipped && r.failure.empty() && !r.failed && r.same).end_object();
-  }
-  j.end_array().boolean("ok", status_of(rows) == 0).end_object();
-  printf("%s\n", j.text().c_str());
+  json::Json configurations = json::Json::array();
+  for (const Row& r : rows)
+    configurations.push_back({{"name", r.name},
+                              {"skipped", r.skipped},
+                              {"failed", str_or_null(r.failure)},
+                              {"setup_seconds", num_or_null(r.setup_s)},
+                              {"readback_seconds", num_or_null(r.readback_s)},
+                              {"written_bytes", num_or_null(r.written)},
+                              {"write_mb_per_s", num_or_null(r.rate)},
+                              {"of_device", num_or_null(r.of_device)},
+                              {"vs_swap", num_or_null(r.vs_swap)},
+                              {"vs_dram", num_or_null(r.vs_dram)},
+                              {"same_data", !r.skipped && r.failure.empty() && !r.failed && r.same}});
+  bool swap_ran = sb.skipped().empty();
+  json::Json j = {
+      {"workload",
+       {{"tables", a.tables},
+        {"table_bytes", a.table_bytes},
+        {"budget_bytes", budget},
+        {"budget_percent", a.budget_pct},
+        {"dir", a.dir},
+        {"runs", a.runs}}},
+      {"swap",
+       {{"skipped", str_or_null(sb.skipped())},
+        {"environment", swap_ran ? json::Json(sb.environment()) : json::Json(nullptr)}}},
+      {"device",
+       {{"write_mb_per_s", num_or_null(bw)}, {"why", bw > 0 ? json::Json(nullptr) : json::Json(bw_why)}}},
+      {"configurations", std::move(configurations)},
+      {"ok", status_of(rows) == 0}};
+  printf("%s\n", json::dump(j).c_str());
 }
 
 }  // namespace

@@ -62,69 +62,56 @@ void print_stats(const bench::Trace& t, const bench::LocalityTargets* targets) {
   row("mean pooling (lookups per bag)", s.mean_pooling, targets->mean_pooling, targets->tolerance);
 }
 
-void json_workload(json::Writer& j, const bench::WorkloadSpec& w) {
-  j.begin_object("workload").str("name", w.name).begin_array("tables");
+json::Json json_workload(const bench::WorkloadSpec& w) {
+  json::Json tables = json::Json::array();
   for (const bench::TableSpec& t : w.tables)
-    j.begin_object()
-        .uint("rows", t.rows)
-        .uint("dim", t.dim)
-        .num("zipf", t.zipf)
-        .num("pooling", t.pooling)
-        .uint("bytes", t.bytes())
-        .end_object();
-  j.end_array()
-      .uint("table_bytes", w.table_bytes())
-      .uint("batch", w.batch)
-      .uint("batches", w.batches)
-      .str("pooling_dist", w.pooling_dist)
-      .num("reuse", w.reuse)
-      .uint("seed", w.seed)
-      .str("describe", w.describe())
-      .end_object();
+    tables.push_back({{"rows", t.rows},
+                      {"dim", t.dim},
+                      {"zipf", json::number(t.zipf)},
+                      {"pooling", json::number(t.pooling)},
+                      {"bytes", t.bytes()}});
+  return {{"name", w.name},
+          {"tables", std::move(tables)},
+          {"table_bytes", w.table_bytes()},
+          {"batch", w.batch},
+          {"batches", w.batches},
+          {"pooling_dist", w.pooling_dist},
+          {"reuse", json::number(w.reuse)},
+          {"seed", w.seed},
+          {"describe", w.describe()}};
 }
 
 // The object of print_stats: `file` the trace written or read ("": none).
 int print_json(const bench::Trace& t, const bench::LocalityTargets* targets,
                const std::string& file) {
   bench::LocalityStats s = bench::compute_locality(t);
-  json::Writer j;
-  j.begin_object();
-  json_workload(j, t.spec);
-  j.begin_object("stats")
-      .num("share_50", s.share_50)
-      .num("share_80", s.share_80)
-      .num("share_90", s.share_90)
-      .num("mean_pooling", s.mean_pooling)
-      .num("mean_reuse_per_unique_row_in_batch", s.mean_reuse_per_unique_row_in_batch)
-      .num("once_in_batch_fraction", s.once_in_batch_fraction)
-      .uint("lookups", s.lookups)
-      .uint("distinct_rows", s.distinct_rows)
-      .end_object();
+  json::Json j = {{"workload", json_workload(t.spec)},
+                  {"stats",
+                   {{"share_50", json::number(s.share_50)},
+                    {"share_80", json::number(s.share_80)},
+                    {"share_90", json::number(s.share_90)},
+                    {"mean_pooling", json::number(s.mean_pooling)},
+                    {"mean_reuse_per_unique_row_in_batch", json::number(s.mean_reuse_per_unique_row_in_batch)},
+                    {"once_in_batch_fraction", json::number(s.once_in_batch_fraction)},
+                    {"lookups", s.lookups},
+                    {"distinct_rows", s.distinct_rows}}}};
+  json::Json& tj = j["targets"];  // null for a file: it has no preset's targets
   if (targets) {
-    j.begin_object("targets").num("tolerance", targets->tolerance);
+    tj["tolerance"] = json::number(targets->tolerance);
     // A target of 0 is not checked (workload.h): left out, as in the text.
     auto row = [&](const char* key, double got, double want) {
       if (want <= 0) return;
-      j.begin_object(key)
-          .num("value", got)
-          .num("target", want)
-          .boolean("within_tolerance", std::fabs(got - want) / want <= targets->tolerance)
-          .end_object();
+      tj[key] = {{"value", json::number(got)},
+                 {"target", json::number(want)},
+                 {"within_tolerance", std::fabs(got - want) / want <= targets->tolerance}};
     };
     row("share_50", s.share_50, targets->share_50);
     row("share_80", s.share_80, targets->share_80);
     row("share_90", s.share_90, targets->share_90);
     row("mean_pooling", s.mean_pooling, targets->mean_pooling);
-    j.end_object();
-  } else {
-    j.null("targets");  // a file has no preset's targets
   }
-  if (file.empty())
-    j.null("file");
-  else
-    j.str("file", file);
-  j.end_object();
-  return printf("%s\n", j.text().c_str()) < 0;
+  j["file"] = file.empty() ? json::Json(nullptr) : json::Json(file);
+  return printf("%s\n", json::dump(j).c_str()) < 0;
 }
 
 }  // namespace
@@ -180,11 +167,9 @@ int bench_trace(int argc, char** argv) {
     return 0;
   }
   if (list) {
-    json::Writer j;
-    j.begin_object().begin_array("presets");
-    for (auto& p : bench::presets()) j.begin_object().str("name", p.name).str("what", p.what).end_object();
-    j.end_array().end_object();
-    return printf("%s\n", j.text().c_str()) < 0;
+    json::Json presets = json::Json::array();
+    for (auto& p : bench::presets()) presets.push_back({{"name", p.name}, {"what", p.what}});
+    return printf("%s\n", json::dump({{"presets", std::move(presets)}}).c_str()) < 0;
   }
   std::string err;
   if (!stats_file.empty()) {

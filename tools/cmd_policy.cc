@@ -14,7 +14,6 @@
 #include "commands.h"
 #include "policy/policy.h"
 #include "util/json.h"
-#include "util/json_value.h"
 
 namespace mtier::tools {
 namespace {
@@ -48,37 +47,31 @@ int usage_error(const char* what) {
 // {"policy":..., "params":{key: value...}, "params_text":...}: params_text
 // is a policy's KEY=VALUE words (Policy::params_text), values numbers.
 int print_policy_json(const std::string& name, const std::string& params_text) {
-  json::Writer j;
-  j.begin_object().str("policy", name).begin_object("params");
+  json::Json params = json::Json::object();
   std::istringstream words(params_text);
   for (std::string w; words >> w;) {
     size_t eq = w.find('=');
     if (eq == std::string::npos) continue;
-    std::string key = w.substr(0, eq);
-    j.num(key.c_str(), strtod(w.c_str() + eq + 1, nullptr));
+    params[w.substr(0, eq)] = json::number(strtod(w.c_str() + eq + 1, nullptr));
   }
-  j.end_object().str("params_text", params_text).end_object();
-  return printf("%s\n", j.text().c_str()) < 0;
+  json::Json j = {{"policy", name}, {"params", std::move(params)}, {"params_text", params_text}};
+  return printf("%s\n", json::dump(j).c_str()) < 0;
 }
 
 int list_json() {
-  json::Writer j;
-  j.begin_object().begin_array("policies");
+  json::Json policies = json::Json::array();
   for (const policy::PolicyInfo& p : policy::policy_table()) {
-    j.begin_object().str("name", p.name).str("description", p.description).begin_array("tunables");
+    json::Json tunables = json::Json::array();
     for (const policy::Tunable& t : p.tunables)
-      j.begin_object()
-          .str("key", t.key)
-          .num("default", t.default_value)
-          .num("min", t.min)
-          .num("max", t.max)
-          .boolean("integer", t.integer)
-          .str("help", t.help)
-          .end_object();
-    j.end_array().end_object();
+      tunables.push_back({{"key", t.key},
+                          {"default", json::number(t.default_value)},
+                          {"min", json::number(t.min)},
+                          {"max", json::number(t.max)},
+                          {"integer", t.integer},
+                          {"help", t.help}});
+    policies.push_back({{"name", p.name}, {"description", p.description}, {"tunables", std::move(tunables)}});
   }
-  j.end_array().end_object();
-  return printf("%s\n", j.text().c_str()) < 0;
+  return printf("%s\n", json::dump({{"policies", std::move(policies)}}).c_str()) < 0;
 }
 
 int list(bool as_json) {
@@ -100,13 +93,14 @@ int get(const std::string& path, bool as_json) {
     fprintf(stderr, "mtier policy: %s\n", why.empty() ? reply.message.c_str() : why.c_str());
     return 1;
   }
-  json::Value v;
+  json::Json v;
   if (json::parse(reply.message, &v, &why) < 0) {
     fprintf(stderr, "mtier policy: mtierd's reply does not parse (%s)\n", why.c_str());
     return 1;
   }
-  if (as_json) return print_policy_json(v["daemon"].str("policy"), v["daemon"].str("policy_params"));
-  printf("%s %s\n", v["daemon"].str("policy").c_str(), v["daemon"].str("policy_params").c_str());
+  const json::Json& d = json::at(v, "daemon");
+  if (as_json) return print_policy_json(json::str(d, "policy"), json::str(d, "policy_params"));
+  printf("%s %s\n", json::str(d, "policy").c_str(), json::str(d, "policy_params").c_str());
   return 0;
 }
 

@@ -23,7 +23,7 @@
 #include "record/daemon_snapshot.h"
 #include "record/follow.h"
 #include "record/recording.h"
-#include "util/json_value.h"
+#include "util/json.h"
 #include "util/progress.h"
 
 namespace mtier::tools {
@@ -211,14 +211,14 @@ std::string joined(char** command) {
 void daemon_facts(const std::string& socket, record::SessionInfo* info) {
   ipc::Reply reply;
   std::string why;
-  json::Value v;
+  json::Json v;
   if (daemon_request(socket, ipc::Message{ipc::StatusRequest{static_cast<uint32_t>(info->pid), ""}},
                      &reply, &why) < 0 ||
       reply.status < 0 || json::parse(reply.message, &v, &why) < 0)
     return;
-  const json::Value& d = v["daemon"];
-  info->policy = d.str("policy") + " " + d.str("policy_params");
-  info->heat_source = d.str("heat_source");
+  const json::Json& d = json::at(v, "daemon");
+  info->policy = json::str(d, "policy") + " " + json::str(d, "policy_params");
+  info->heat_source = json::str(d, "heat_source");
 }
 
 class Recorder {

@@ -11,7 +11,7 @@
 
 #include "client/daemon_client.h"
 #include "commands.h"
-#include "util/json_value.h"
+#include "util/json.h"
 
 namespace mtier::tools {
 namespace {
@@ -44,90 +44,90 @@ const char kUsage[] =
 double mib(double pages_or_bytes, double unit) { return pages_or_bytes * unit / 1048576.0; }
 
 // Pages per second of a table's moves, summed over the kinds named.
-double rate(const json::Value& t, std::initializer_list<const char*> kinds) {
+double rate(const json::Json& t, std::initializer_list<const char*> kinds) {
   double sum = 0;
-  for (const char* k : kinds) sum += t["moves_per_s"].num(k);
+  for (const char* k : kinds) sum += json::num(json::at(t, "moves_per_s"), k);
   return sum;
 }
 
-void print_tiers(const json::Value& v) {
+void print_tiers(const json::Json& v) {
   printf("%-6s %-12s %-6s %10s %10s %10s %10s %10s\n", "tier", "kind", "nodes", "cap MiB",
          "budget MiB", "used MiB", "in MiB/s", "out MiB/s");
-  for (const auto& t : v["tiers"].items) {
-    std::string nodes = t.str("nodes").empty() ? "-" : t.str("nodes");
+  for (const auto& t : json::items(json::at(v, "tiers"))) {
+    std::string nodes = json::str(t, "nodes").empty() ? "-" : json::str(t, "nodes");
     char cap[32] = "-";
-    if (t.num("capacity_bytes") > 0)
-      snprintf(cap, sizeof cap, "%.0f", mib(t.num("capacity_bytes"), 1));
+    if (json::num(t, "capacity_bytes") > 0)
+      snprintf(cap, sizeof cap, "%.0f", mib(json::num(t, "capacity_bytes"), 1));
     char budget[32] = "-";
-    if (t.num("budget_bytes") > 0)
-      snprintf(budget, sizeof budget, "%.1f", mib(t.num("budget_bytes"), 1));
-    printf("%-6s %-12s %-6s %10s %10s %10.1f %10.2f %10.2f\n", t.str("name").c_str(),
-           t.str("kind").c_str(), nodes.c_str(), cap, budget, mib(t.num("used_bytes"), 1),
-           mib(t.num("in_bytes_per_s"), 1), mib(t.num("out_bytes_per_s"), 1));
+    if (json::num(t, "budget_bytes") > 0)
+      snprintf(budget, sizeof budget, "%.1f", mib(json::num(t, "budget_bytes"), 1));
+    printf("%-6s %-12s %-6s %10s %10s %10.1f %10.2f %10.2f\n", json::str(t, "name").c_str(),
+           json::str(t, "kind").c_str(), nodes.c_str(), cap, budget, mib(json::num(t, "used_bytes"), 1),
+           mib(json::num(t, "in_bytes_per_s"), 1), mib(json::num(t, "out_bytes_per_s"), 1));
   }
 }
 
-void print_text(const json::Value& v) {
-  const json::Value& d = v["daemon"];
-  printf("mtierd pid %.0f on %s\n", d.num("pid"), d.str("socket").c_str());
-  printf("policy: %s %s\n", d.str("policy").c_str(), d.str("policy_params").c_str());
-  printf("heat source in use: %s\n", d.str("heat_source").c_str());
-  for (const auto& s : d["sources"].items)
-    printf("  %-12s %s\n", s.str("name").c_str(),
-           s["available"].b ? "available" : ("unavailable: " + s.str("reason")).c_str());
-  if (d.num("dram_bytes") > 0)
-    printf("node DRAM budget: %.1f MiB, shared by weight\n", mib(d.num("dram_bytes"), 1));
+void print_text(const json::Json& v) {
+  const json::Json& d = json::at(v, "daemon");
+  printf("mtierd pid %.0f on %s\n", json::num(d, "pid"), json::str(d, "socket").c_str());
+  printf("policy: %s %s\n", json::str(d, "policy").c_str(), json::str(d, "policy_params").c_str());
+  printf("heat source in use: %s\n", json::str(d, "heat_source").c_str());
+  for (const auto& s : json::items(json::at(d, "sources")))
+    printf("  %-12s %s\n", json::str(s, "name").c_str(),
+           json::at(s, "available") == true ? "available" : ("unavailable: " + json::str(s, "reason")).c_str());
+  if (json::num(d, "dram_bytes") > 0)
+    printf("node DRAM budget: %.1f MiB, shared by weight\n", mib(json::num(d, "dram_bytes"), 1));
   else
     printf("node DRAM budget: none (each process keeps its own)\n");
-  if (d.num("migrate_rate") > 0)
-    printf("migration limit: %.0f MiB/s\n", mib(d.num("migrate_rate"), 1));
+  if (json::num(d, "migrate_rate") > 0)
+    printf("migration limit: %.0f MiB/s\n", mib(json::num(d, "migrate_rate"), 1));
   else
     printf("migration limit: none\n");
   printf("\n");
   print_tiers(v);
-  for (const auto& job : v["jobs"].items) {
+  for (const auto& job : json::items(json::at(v, "jobs"))) {
     std::string ranks;
-    for (const auto& r : job["ranks"].items)
-      ranks += (ranks.empty() ? "" : ", ") + std::to_string(static_cast<long>(r.num("pid")));
+    for (const auto& r : json::items(json::at(job, "ranks")))
+      ranks += (ranks.empty() ? "" : ", ") + std::to_string(static_cast<long>(json::num(r, "pid")));
     printf("\njob %s: %zu rank(s) (pids %s): DRAM %.1f MiB resident, budget %.1f MiB "
            "(their own, summed), assigned %.1f MiB by need\n",
-           job.str("name").c_str(), job["ranks"].items.size(), ranks.c_str(),
-           mib(job.num("dram_resident_bytes"), 1), mib(job.num("dram_budget_bytes"), 1),
-           mib(job.num("dram_assigned_bytes"), 1));
+           json::str(job, "name").c_str(), json::items(json::at(job, "ranks")).size(), ranks.c_str(),
+           mib(json::num(job, "dram_resident_bytes"), 1), mib(json::num(job, "dram_budget_bytes"), 1),
+           mib(json::num(job, "dram_assigned_bytes"), 1));
   }
-  const auto& procs = v["processes"].items;
+  const auto& procs = json::items(json::at(v, "processes"));
   if (procs.empty()) printf("\nno registered processes\n");
   for (const auto& p : procs) {
     std::string job;
-    if (!p.str("job").empty()) {
-      job = " job " + p.str("job");
-      if (p.num("rank") >= 0) job += " rank " + std::to_string(static_cast<long>(p.num("rank")));
+    if (!json::str(p, "job").empty()) {
+      job = " job " + json::str(p, "job");
+      if (json::num(p, "rank") >= 0) job += " rank " + std::to_string(static_cast<long>(json::num(p, "rank")));
     }
-    printf("\npid %.0f (%s)%s weight %.0f%s: DRAM %.1f / %.1f MiB", p.num("pid"),
-           p.str("name").c_str(), job.c_str(), p.num("weight"), p["stale"].b ? " STALE" : "",
-           mib(p.num("dram_resident_bytes"), 1), mib(p.num("dram_budget_bytes"), 1));
-    if (p.num("dram_assigned_bytes") > 0)
-      printf(" (assigned %.1f MiB)", mib(p.num("dram_assigned_bytes"), 1));
+    printf("\npid %.0f (%s)%s weight %.0f%s: DRAM %.1f / %.1f MiB", json::num(p, "pid"),
+           json::str(p, "name").c_str(), job.c_str(), json::num(p, "weight"), json::at(p, "stale") == true ? " STALE" : "",
+           mib(json::num(p, "dram_resident_bytes"), 1), mib(json::num(p, "dram_budget_bytes"), 1));
+    if (json::num(p, "dram_assigned_bytes") > 0)
+      printf(" (assigned %.1f MiB)", mib(json::num(p, "dram_assigned_bytes"), 1));
     printf(", slow tier %.1f MiB; %.0f faults/s; %.0f samples, %.0f orders\n",
-           mib(p.num("slow_resident_bytes"), 1), p.num("faults_per_s"), p.num("samples"),
-           p.num("orders_sent"));
-    if (p.num("prefetch_pages") > 0)
+           mib(json::num(p, "slow_resident_bytes"), 1), json::num(p, "faults_per_s"), json::num(p, "samples"),
+           json::num(p, "orders_sent"));
+    if (json::num(p, "prefetch_pages") > 0)
       printf("  lookahead: %.0f pages named, %.0f read ahead (%.0f late: the access came first), "
              "%.0f in DRAM already; window %.1f MiB pinned\n",
-             p.num("prefetch_pages"), p.num("prefetch_reads"), p.num("prefetch_late"),
-             p.num("prefetch_hits"), mib(p.num("pinned_bytes"), 1));
-    if (p.num("store_errors") > 0 || p.num("store_full") > 0)
+             json::num(p, "prefetch_pages"), json::num(p, "prefetch_reads"), json::num(p, "prefetch_late"),
+             json::num(p, "prefetch_hits"), mib(json::num(p, "pinned_bytes"), 1));
+    if (json::num(p, "store_errors") > 0 || json::num(p, "store_full") > 0)
       printf("  store: %.0f errors (failed reads and writes, checksum mismatches), %.0f evictions "
              "refused by a full store: see the process's log\n",
-             p.num("store_errors"), p.num("store_full"));
+             json::num(p, "store_errors"), json::num(p, "store_full"));
     printf("  %-4s %-20s %9s %9s %9s %9s %9s %9s %9s\n", "id", "table", "MiB", "dram MiB",
            "slow MiB", "store MiB", "heat", "faults/s", "migr/s");
-    for (const auto& t : p["tables"].items) {
+    for (const auto& t : json::items(json::at(p, "tables"))) {
       double in = rate(t, {"new>dram", "new>slow", "store>dram", "store>slow"});
       double moved = rate(t, {"slow>dram", "dram>slow", "dram>store", "slow>store"});
-      printf("  %-4.0f %-20s %9.1f %9.1f %9.1f %9.1f %9.1f %9.0f %9.0f\n", t.num("id"),
-             t.str("name").c_str(), mib(t.num("bytes"), 1), mib(t.num("dram_pages"), 4096),
-             mib(t.num("slow_pages"), 4096), mib(t.num("store_pages"), 4096), t.num("heat"), in,
+      printf("  %-4.0f %-20s %9.1f %9.1f %9.1f %9.1f %9.1f %9.0f %9.0f\n", json::num(t, "id"),
+             json::str(t, "name").c_str(), mib(json::num(t, "bytes"), 1), mib(json::num(t, "dram_pages"), 4096),
+             mib(json::num(t, "slow_pages"), 4096), mib(json::num(t, "store_pages"), 4096), json::num(t, "heat"), in,
              moved);
     }
   }
@@ -188,7 +188,7 @@ int cmd_status(int argc, char** argv) {
     return 1;
   }
   if (as_json) return printf("%s\n", reply.message.c_str()) < 0;
-  json::Value v;
+  json::Json v;
   if (json::parse(reply.message, &v, &why) < 0) {
     fprintf(stderr, "mtier status: mtierd's reply does not parse (%s)\n", why.c_str());
     return 1;

@@ -178,91 +178,84 @@ void print_json(FILE* out, const Report& r) {
   const Workload& w = s.workload;
   const ConfigResult* dram = find(r, "dram");
   double base = dram && dram->ok() ? dram->train.steps_per_second() : 0;
-  json::Writer j;
-  j.begin_object();
-  j.begin_object("workload")
-      .str("description", w.describe())
-      .uint("tables", w.tables.size())
-      .uint("table_bytes", w.table_bytes())
-      .uint("dim", w.dim)
-      .uint("pooling", w.pooling)
-      .uint("batch", w.batch)
-      .uint("steps", w.steps)
-      .uint("seed", w.seed)
-      .end_object();
-  j.begin_object("budget").uint("bytes", s.budget).num("percent", budget_pct(s)).end_object();
-  j.begin_object("lookahead").uint("depth", s.lookahead.depth).boolean("async", s.lookahead.async).end_object();
-  j.begin_array("configurations");
+  json::Json configurations = json::Json::array();
   for (auto& c : r.configs) {
-    j.begin_object().str("name", c.name);
+    json::Json cj = {{"name", c.name}};
     if (!c.skipped.empty()) {
-      j.str("skipped", c.skipped).end_object();
-      continue;
+      cj["skipped"] = c.skipped;
+    } else if (!c.failure.empty()) {
+      cj["failed"] = c.failure;
+      if (c.sps_upper_bound > 0) {
+        cj["steps_done"] = c.steps_done;
+        cj["steps_per_second_at_most"] = json::number(c.sps_upper_bound);
+      }
+    } else {
+      const TrainResult& t = c.train;
+      cj["steps_per_second"] = json::number(t.steps_per_second());
+      cj["ratio_to_dram"] = json::number(base > 0 ? t.steps_per_second() / base : 0);
+      cj["steady_steps_per_second"] = json::number(t.steady_steps_per_second());
+      cj["seconds"] = json::number(t.seconds);
+      cj["bit_identical"] = dram && bit_identical(c, *dram);
+      cj["weights_hash"] = hex(t.weights_hash);
+      cj["peak_rss_bytes"] = c.peak_rss;
+      if (c.name == "swap") {
+        cj["cgroup_limit_bytes"] = r.cgroup_limit;
+        cj["environment"] = r.swap_environment;
+      }
+      if (c.has_stats) {
+        cj["peak_resident_bytes"] = c.stats.peak_resident_bytes;
+        cj["budget_overruns"] = c.stats.budget_overruns;
+        cj["store_used_bytes"] = c.stats.store_used_bytes;
+      }
+      if (t.lookahead.calls)
+        cj["prefetch"] = {{"calls", t.lookahead.calls},
+                          {"pages_read", t.lookahead.pages_read},
+                          {"hits", c.stats.prefetch_hits},
+                          {"window_overflows", c.stats.window_overflows},
+                          {"wait_seconds", json::number(t.lookahead.wait_seconds)},
+                          {"errors", t.lookahead.errors}};
     }
-    if (!c.failure.empty()) {
-      j.str("failed", c.failure);
-      if (c.sps_upper_bound > 0) j.uint("steps_done", c.steps_done).num("steps_per_second_at_most", c.sps_upper_bound);
-      j.end_object();
-      continue;
-    }
-    const TrainResult& t = c.train;
-    j.num("steps_per_second", t.steps_per_second())
-        .num("ratio_to_dram", base > 0 ? t.steps_per_second() / base : 0)
-        .num("steady_steps_per_second", t.steady_steps_per_second())
-        .num("seconds", t.seconds)
-        .boolean("bit_identical", dram && bit_identical(c, *dram))
-        .str("weights_hash", hex(t.weights_hash))
-        .uint("peak_rss_bytes", c.peak_rss);
-    if (c.name == "swap") j.uint("cgroup_limit_bytes", r.cgroup_limit).str("environment", r.swap_environment);
-    if (c.has_stats) {
-      j.uint("peak_resident_bytes", c.stats.peak_resident_bytes)
-          .uint("budget_overruns", c.stats.budget_overruns)
-          .uint("store_used_bytes", c.stats.store_used_bytes);
-    }
-    if (t.lookahead.calls)
-      j.begin_object("prefetch")
-          .uint("calls", t.lookahead.calls)
-          .uint("pages_read", t.lookahead.pages_read)
-          .uint("hits", c.stats.prefetch_hits)
-          .uint("window_overflows", c.stats.window_overflows)
-          .num("wait_seconds", t.lookahead.wait_seconds)
-          .uint("errors", t.lookahead.errors)
-          .end_object();
-    j.end_object();
+    configurations.push_back(std::move(cj));
   }
-  j.end_array();
   bool all_same = dram && dram->ok();
   for (auto& c : r.configs)
     if (c.ok() && all_same) all_same = bit_identical(c, *dram);
-  // Every configuration that ran computed what dram did.
-  j.boolean("bit_identical", all_same);
-  j.begin_array("goal");
-  for (auto& g : evaluate_goal(r))
-    j.begin_object().str("what", g.what).str("status", g.status).str("detail", g.detail).end_object();
-  j.end_array();
+  json::Json goal = json::Json::array();
+  for (auto& g : evaluate_goal(r)) goal.push_back({{"what", g.what}, {"status", g.status}, {"detail", g.detail}});
+  json::Json j = {{"workload",
+                   {{"description", w.describe()},
+                    {"tables", w.tables.size()},
+                    {"table_bytes", w.table_bytes()},
+                    {"dim", w.dim},
+                    {"pooling", w.pooling},
+                    {"batch", w.batch},
+                    {"steps", w.steps},
+                    {"seed", w.seed}}},
+                  {"budget", {{"bytes", s.budget}, {"percent", json::number(budget_pct(s))}}},
+                  {"lookahead", {{"depth", s.lookahead.depth}, {"async", s.lookahead.async}}},
+                  {"configurations", std::move(configurations)},
+                  // Every configuration that ran computed what dram did.
+                  {"bit_identical", all_same},
+                  {"goal", std::move(goal)}};
   if (const ConfigResult* h = find(r, r.heat_run); h && h->ok() && !h->heat.empty()) {
-    j.begin_object("heat_map").str("run", h->name).begin_array("tables");
+    json::Json tables = json::Json::array();
     for (auto& t : h->heat) {
-      j.begin_object()
-          .str("name", std::string(t.stats.name, strnlen(t.stats.name, sizeof t.stats.name)))
-          .uint("bytes", t.stats.bytes)
-          .uint("resident_bytes", t.stats.resident_bytes)
-          .uint("fetches", t.stats.fetches)
-          .uint("prefetches", t.stats.prefetches);
-      j.begin_array("extents");
+      json::Json extents = json::Json::array();
       for (auto& e : t.extents)
-        j.begin_object()
-            .uint("offset", e.offset)
-            .uint("bytes", e.bytes)
-            .uint("resident_bytes", e.resident_bytes)
-            .uint("heat", e.heat)
-            .end_object();
-      j.end_array().end_object();
+        extents.push_back({{"offset", e.offset},
+                           {"bytes", e.bytes},
+                           {"resident_bytes", e.resident_bytes},
+                           {"heat", e.heat}});
+      tables.push_back({{"name", std::string(t.stats.name, strnlen(t.stats.name, sizeof t.stats.name))},
+                        {"bytes", t.stats.bytes},
+                        {"resident_bytes", t.stats.resident_bytes},
+                        {"fetches", t.stats.fetches},
+                        {"prefetches", t.stats.prefetches},
+                        {"extents", std::move(extents)}});
     }
-    j.end_array().end_object();
+    j["heat_map"] = {{"run", h->name}, {"tables", std::move(tables)}};
   }
-  j.end_object();
-  fprintf(out, "%s\n", j.text().c_str());
+  fprintf(out, "%s\n", json::dump(j).c_str());
 }
 
 }  // namespace mtier::tools::demo

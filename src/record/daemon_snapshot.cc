@@ -5,26 +5,28 @@
 #include <cmath>
 
 #include "client/daemon_client.h"
-#include "util/json_value.h"
+#include "util/json.h"
 
 namespace mtier::record {
 namespace {
 
 // A JSON number as a count: missing, negative or not finite reads as 0
 // (the daemon writes every key; this only keeps garbage out of recordings).
-uint64_t count(const json::Value& v, const char* key) {
-  double n = v.num(key);
+uint64_t count(const json::Json& v, const char* key) {
+  const json::Json& m = json::at(v, key);
+  if (m.is_number_unsigned()) return m.get<uint64_t>();  // exact, above 2^53 too
+  double n = json::num(v, key);
   return std::isfinite(n) && n > 0 ? static_cast<uint64_t>(n) : 0;
 }
 
-double number(const json::Value& v, const char* key) {
-  double n = v.num(key);
+double number(const json::Json& v, const char* key) {
+  double n = json::num(v, key);
   return std::isfinite(n) ? n : 0;
 }
 
-int table_from(const json::Value& t, TableSnap* out, std::string* why) {
+int table_from(const json::Json& t, TableSnap* out, std::string* why) {
   out->id = static_cast<uint32_t>(count(t, "id"));
-  out->name = t.str("name");
+  out->name = json::str(t, "name");
   out->bytes = count(t, "bytes");
   out->pages = count(t, "pages");
   out->dram_pages = count(t, "dram_pages");
@@ -34,11 +36,11 @@ int table_from(const json::Value& t, TableSnap* out, std::string* why) {
   out->active_bytes = count(t, "active_bytes");
   out->heat = number(t, "heat");
   out->samples_per_s = number(t, "samples_per_s");
-  const json::Value& moves = t["moves"];
+  const json::Json& moves = json::at(t, "moves");
   for (unsigned m = 0; m < kMoveKinds; m++) out->moves[m] = count(moves, move_name(m));
-  for (const auto& h : t["heat_map"].items)
-    out->heat_map.push_back(std::isfinite(h.n) ? static_cast<float>(h.n) : 0.0f);
-  out->place = t.str("place");
+  for (const auto& h : json::items(json::at(t, "heat_map")))
+    out->heat_map.push_back(h.is_number() ? static_cast<float>(h.get<double>()) : 0.0f);
+  out->place = json::str(t, "place");
   if (out->place.size() != out->heat_map.size()) {
     *why = "table '" + out->name + "': place marks do not match its heat map";
     return -EBADMSG;
@@ -58,22 +60,22 @@ int table_from(const json::Value& t, TableSnap* out, std::string* why) {
 }  // namespace
 
 int snapshot_from_status(const std::string& text, Snapshot* out, std::string* why) {
-  json::Value v;
+  json::Json v;
   if (json::parse(text, &v, why) < 0) {
     *why = "mtierd's reply does not parse (" + *why + ")";
     return -EBADMSG;
   }
-  if (v["processes"].kind != json::Value::Kind::kArray) {
+  if (!json::at(v, "processes").is_array()) {
     *why = "mtierd's reply has no process list";
     return -EBADMSG;
   }
   out->procs.clear();
-  for (const auto& p : v["processes"].items) {
+  for (const auto& p : json::items(json::at(v, "processes"))) {
     ProcessSnap ps;
     ps.pid = static_cast<int32_t>(count(p, "pid"));
-    ps.name = p.str("name");
-    ps.job = p.str("job");
-    ps.rank = p["rank"].kind == json::Value::Kind::kNumber ? static_cast<int32_t>(p.num("rank")) : -1;
+    ps.name = json::str(p, "name");
+    ps.job = json::str(p, "job");
+    ps.rank = json::at(p, "rank").is_number() ? static_cast<int32_t>(json::num(p, "rank")) : -1;
     ps.dram_budget_bytes = count(p, "dram_budget_bytes");
     ps.dram_resident_bytes = count(p, "dram_resident_bytes");
     ps.slow_budget_bytes = count(p, "slow_budget_bytes");
@@ -81,7 +83,7 @@ int snapshot_from_status(const std::string& text, Snapshot* out, std::string* wh
     ps.missing_faults = count(p, "missing_faults");
     ps.evictions = count(p, "evictions");
     ps.fetches = count(p, "fetches");
-    for (const auto& t : p["tables"].items) {
+    for (const auto& t : json::items(json::at(p, "tables"))) {
       TableSnap ts;
       if (int rc = table_from(t, &ts, why); rc < 0) return rc;
       ps.tables.push_back(std::move(ts));

@@ -9,7 +9,6 @@
 #include "record/report_internal.h"
 #include "sys/page_size.h"
 #include "util/json.h"
-#include "util/table_json.h"
 
 namespace mtier::record {
 namespace {
@@ -74,15 +73,14 @@ std::string wss_text(const Selection& s, const Wss& w) {
 }
 
 std::string wss_json(const Selection& s, const Wss& w) {
-  json::Writer j;
-  j.begin_object().str("report", "wss").begin_array("time_s");
-  for (double t : s.t) j.num(nullptr, t);
-  j.end_array().begin_array("wss_bytes");
-  for (uint64_t b : w.total) j.uint(nullptr, b);
-  j.end_array().begin_object("percentiles");
-  for (size_t k = 0; k < w.pct.size(); k++) j.uint(strf("p%u", kPercentiles[k]).c_str(), w.pct[k]);
-  j.end_object().end_object();
-  return j.text() + "\n";
+  json::Json time_s = json::Json::array(), percentiles = json::Json::object();
+  for (double t : s.t) time_s.push_back(json::number(t));
+  for (size_t k = 0; k < w.pct.size(); k++) percentiles[strf("p%u", kPercentiles[k])] = w.pct[k];
+  return json::dump({{"report", "wss"},
+                     {"time_s", std::move(time_s)},
+                     {"wss_bytes", w.total},
+                     {"percentiles", std::move(percentiles)}}) +
+         "\n";
 }
 
 std::string wss_csv(const Selection& s, const Wss& w) {
@@ -179,22 +177,22 @@ std::string tables_text(const std::vector<TableStats>& stats) {
 constexpr const char* kPlaceKeys[3] = {"dram", "slow", "store"};
 
 std::string tables_json(const std::vector<TableStats>& stats) {
-  json::Writer j;
-  j.begin_object().str("report", "tables").begin_array("tables");
+  json::Json tables = json::Json::array();
   for (const TableStats& st : stats) {
     const TableSeries& ts = *st.ts;
-    json::begin_table(j, {.pid = ts.pid, .id = ts.id, .name = ts.name, .bytes = ts.bytes})
-        .num("heat_mean", st.heat_mean)
-        .num("heat_peak", st.heat_peak)
-        .num("heat_share_pct", st.heat_share_pct);
+    json::Json t = json::table_head({.pid = ts.pid, .id = ts.id, .name = ts.name, .bytes = ts.bytes});
+    t["heat_mean"] = json::number(st.heat_mean);
+    t["heat_peak"] = json::number(st.heat_peak);
+    t["heat_share_pct"] = json::number(st.heat_share_pct);
     for (int k = 0; k < 3; k++) {
-      j.uint(strf("%s_bytes_mean", kPlaceKeys[k]).c_str(), rounded(st.mean[k]));
-      j.uint(strf("%s_bytes_peak", kPlaceKeys[k]).c_str(), rounded(st.peak[k]));
+      t[strf("%s_bytes_mean", kPlaceKeys[k])] = rounded(st.mean[k]);
+      t[strf("%s_bytes_peak", kPlaceKeys[k])] = rounded(st.peak[k]);
     }
-    j.uint("pages_in", st.pages_in).uint("pages_out", st.pages_out).end_object();
+    t["pages_in"] = st.pages_in;
+    t["pages_out"] = st.pages_out;
+    tables.push_back(std::move(t));
   }
-  j.end_array().end_object();
-  return j.text() + "\n";
+  return json::dump({{"report", "tables"}, {"tables", std::move(tables)}}) + "\n";
 }
 
 std::string tables_csv(const std::vector<TableStats>& stats) {
@@ -273,34 +271,30 @@ std::string migrations_text(const Migrations& m) {
   return text_table(rows, "l");
 }
 
-void pair_json(json::Writer* j, const Migrations& m, unsigned k) {
-  j->uint("pages", m.total_pages[k])
-      .uint("bytes", m.total_bytes[k])
-      .num("mean_mib_s", m.mean_mib_s[k])
-      .num("peak_mib_s", m.peak_mib_s[k]);
+// The members of a pair's (or the total's) object, after `j`'s own.
+json::Json pair_json(json::Json j, const Migrations& m, unsigned k) {
+  j["pages"] = m.total_pages[k];
+  j["bytes"] = m.total_bytes[k];
+  j["mean_mib_s"] = json::number(m.mean_mib_s[k]);
+  j["peak_mib_s"] = json::number(m.peak_mib_s[k]);
+  return j;
 }
 
 std::string migrations_json(const Selection& s, const Migrations& m) {
-  json::Writer j;
-  j.begin_object().str("report", "migrations").begin_array("pairs");
-  for (unsigned k = 0; k < kMoveKinds; k++) {
-    j.begin_object().str("from_to", move_name(k));
-    pair_json(&j, m, k);
-    j.end_object();
-  }
-  j.end_array().begin_object("total");
-  pair_json(&j, m, kAll);
+  json::Json pairs = json::Json::array();
+  for (unsigned k = 0; k < kMoveKinds; k++) pairs.push_back(pair_json({{"from_to", move_name(k)}}, m, k));
   // Per interval: time_s[i] is the end of the interval, pages moved within.
-  j.end_object().begin_object("series").begin_array("time_s");
-  for (size_t i = 1; i < s.t.size(); i++) j.num(nullptr, s.t[i]);
-  j.end_array().begin_object("pages");
+  json::Json time_s = json::Json::array(), pages = json::Json::object();
+  for (size_t i = 1; i < s.t.size(); i++) time_s.push_back(json::number(s.t[i]));
   for (unsigned k = 0; k < kMoveKinds; k++) {
-    j.begin_array(move_name(k));
-    for (size_t i = 1; i < s.t.size(); i++) j.uint(nullptr, m.pages[i][k]);
-    j.end_array();
+    json::Json& series = pages[move_name(k)] = json::Json::array();
+    for (size_t i = 1; i < s.t.size(); i++) series.push_back(m.pages[i][k]);
   }
-  j.end_object().end_object().end_object();
-  return j.text() + "\n";
+  return json::dump({{"report", "migrations"},
+                     {"pairs", std::move(pairs)},
+                     {"total", pair_json(json::Json::object(), m, kAll)},
+                     {"series", {{"time_s", std::move(time_s)}, {"pages", std::move(pages)}}}}) +
+         "\n";
 }
 
 std::string migrations_csv(const Selection& s, const Migrations& m) {

@@ -7,7 +7,6 @@
 #include "record/heat_ramp.h"
 #include "record/report_internal.h"
 #include "util/json.h"
-#include "util/table_json.h"
 
 namespace mtier::record {
 namespace {
@@ -134,25 +133,21 @@ std::string heatmap_text(const Selection& s, const ReportOptions& o) {
 }
 
 std::string heatmap_json(const Selection& s) {
-  json::Writer w;
-  w.begin_object().str("report", "heatmap").begin_array("time_s");
-  for (double t : s.t) w.num(nullptr, t);
-  w.end_array().begin_array("tables");
+  json::Json time_s = json::Json::array(), tables = json::Json::array();
+  for (double t : s.t) time_s.push_back(json::number(t));
   for (const TableSeries& ts : s.tables) {
-    json::begin_table(w, {.pid = ts.pid, .id = ts.id, .name = ts.name, .bytes = ts.bytes})
-        .uint("slices", ts.slices)
-        .begin_array("heat");
+    json::Json t = json::table_head({.pid = ts.pid, .id = ts.id, .name = ts.name, .bytes = ts.bytes});
+    t["slices"] = ts.slices;
+    json::Json& heat = t["heat"] = json::Json::array();
     // A snapshot without the table (its process not yet or no longer
     // there) reads as no heat, so that every row has `slices` numbers.
     for (const auto& row : heat_rows(ts, ts.slices)) {
-      w.begin_array();
-      for (size_t i = 0; i < ts.slices; i++) w.num(nullptr, row.empty() ? 0.0 : row[i]);
-      w.end_array();
+      json::Json& r = heat.emplace_back(json::Json::array());
+      for (size_t i = 0; i < ts.slices; i++) r.push_back(json::number(row.empty() ? 0.0 : row[i]));
     }
-    w.end_array().end_object();
+    tables.push_back(std::move(t));
   }
-  w.end_array().end_object();
-  return w.text() + "\n";
+  return json::dump({{"report", "heatmap"}, {"time_s", std::move(time_s)}, {"tables", std::move(tables)}}) + "\n";
 }
 
 std::string heatmap_csv(const Selection& s) {

@@ -76,7 +76,7 @@ uint64_t scale(uint64_t bytes, uint64_t num, uint64_t den);
 
 // printf into a string.
 std::string strf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-// The fixed formats of times: JSON numbers go through json::Writer (%.6g);
+// The fixed formats of times: JSON numbers go through json::number (%.6g);
 // CSV times are "%.3f" (milliseconds); text times "%.1f".
 std::string csv_time(double t);
 // s with control bytes (escapes among them) as '?', for text meant for a

@@ -1,56 +1,49 @@
 #include "record/snapshot_json.h"
 
 #include "util/json.h"
-#include "util/table_json.h"
 
 namespace mtier::record {
 namespace {
 
-void write_table(json::Writer& j, const TableSnap& t) {
-  json::begin_table(j, {.pid = -1, .id = t.id, .name = t.name, .bytes = t.bytes})
-      .uint("pages", t.pages)
-      .uint("dram_pages", t.dram_pages)
-      .uint("slow_pages", t.slow_pages)
-      .uint("store_pages", t.store_pages)
-      .uint("untouched_pages", t.untouched_pages)
-      .uint("active_bytes", t.active_bytes)
-      .num("heat", t.heat)
-      .num("samples_per_s", t.samples_per_s)
-      .begin_object("moves");
-  for (unsigned m = 0; m < kMoveKinds; m++) j.uint(move_name(m), t.moves[m]);
-  j.end_object().begin_array("heat_map");
-  for (float h : t.heat_map) j.num(nullptr, h);
-  j.end_array().str("place", t.place).end_object();
+json::Json table_json(const TableSnap& t) {
+  json::Json j = json::table_head({.pid = -1, .id = t.id, .name = t.name, .bytes = t.bytes});
+  j["pages"] = t.pages;
+  j["dram_pages"] = t.dram_pages;
+  j["slow_pages"] = t.slow_pages;
+  j["store_pages"] = t.store_pages;
+  j["untouched_pages"] = t.untouched_pages;
+  j["active_bytes"] = t.active_bytes;
+  j["heat"] = json::number(t.heat);
+  j["samples_per_s"] = json::number(t.samples_per_s);
+  json::Json& moves = j["moves"] = json::Json::object();
+  for (unsigned m = 0; m < kMoveKinds; m++) moves[move_name(m)] = t.moves[m];
+  json::Json& heat = j["heat_map"] = json::Json::array();
+  for (float h : t.heat_map) heat.push_back(json::number(h));
+  j["place"] = t.place;
+  return j;
 }
 
 }  // namespace
 
 std::string snapshot_json(const Snapshot& s) {
-  json::Writer j;
-  j.begin_object().uint("unix_ms", s.unix_ms).begin_array("processes");
+  json::Json procs = json::Json::array();
   for (const ProcessSnap& p : s.procs) {
-    j.begin_object().integer("pid", p.pid).str("name", p.name);
-    if (p.job.empty())
-      j.null("job");
-    else
-      j.str("job", p.job);
-    if (p.rank < 0)
-      j.null("rank");
-    else
-      j.integer("rank", p.rank);
-    j.uint("dram_budget_bytes", p.dram_budget_bytes)
-        .uint("dram_resident_bytes", p.dram_resident_bytes)
-        .uint("slow_budget_bytes", p.slow_budget_bytes)
-        .uint("slow_resident_bytes", p.slow_resident_bytes)
-        .uint("missing_faults", p.missing_faults)
-        .uint("evictions", p.evictions)
-        .uint("fetches", p.fetches)
-        .begin_array("tables");
-    for (const TableSnap& t : p.tables) write_table(j, t);
-    j.end_array().end_object();
+    json::Json tables = json::Json::array();
+    for (const TableSnap& t : p.tables) tables.push_back(table_json(t));
+    procs.push_back({{"pid", p.pid},
+                     {"name", p.name},
+                     {"job", p.job.empty() ? json::Json(nullptr) : json::Json(p.job)},
+                     {"rank", p.rank < 0 ? json::Json(nullptr) : json::Json(p.rank)},
+                     {"dram_budget_bytes", p.dram_budget_bytes},
+                     {"dram_resident_bytes", p.dram_resident_bytes},
+                     {"slow_budget_bytes", p.slow_budget_bytes},
+                     {"slow_resident_bytes", p.slow_resident_bytes},
+                     {"missing_faults", p.missing_faults},
+                     {"evictions", p.evictions},
+                     {"fetches", p.fetches},
+                     {"tables", std::move(tables)}});
   }
-  j.end_array().end_object();
-  return j.text();
+  return json::dump({{"unix_ms", s.unix_ms}, {"processes", std::move(procs)}});
 }
 
 }  // namespace mtier::record

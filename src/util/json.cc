@@ -1,128 +1,67 @@
 #include "util/json.h"
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 namespace mtier::json {
-namespace {
 
-// Length of the well-formed UTF-8 sequence at s[i] (RFC 3629: no overlongs,
-// no surrogates, at most U+10FFFF), or 0.
-size_t utf8_length(const std::string& s, size_t i) {
-  auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  unsigned char c = b(i);
-  size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-  if (n == 0 || i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; k++)
-    if ((b(i + k) & 0xc0) != 0x80) return 0;
-  if (n == 2 && c < 0xc2) return 0;
-  if (n == 3 && ((c == 0xe0 && b(i + 1) < 0xa0) || (c == 0xed && b(i + 1) >= 0xa0))) return 0;
-  if (n == 4 && ((c == 0xf0 && b(i + 1) < 0x90) || c > 0xf4 || (c == 0xf4 && b(i + 1) >= 0x90)))
-    return 0;
-  return n;
-}
-
-}  // namespace
-
-std::string quote(const std::string& s) {
-  std::string out = "\"";
-  for (size_t i = 0; i < s.size();) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    size_t n = utf8_length(s, i);
-    if (n == 0) {
-      out += "\xef\xbf\xbd";  // U+FFFD
-      i++;
-      continue;
-    }
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20) {
-      char buf[8];
-      snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out.append(s, i, n);
-    }
-    i += n;
-  }
-  return out + "\"";
-}
-
-void Writer::prefix(const char* key) {
-  if (!first_.empty()) {
-    if (!first_.back()) out_ += ',';
-    first_.back() = false;
-  }
-  if (key) out_ += quote(key) + ':';
-}
-
-Writer& Writer::begin_object(const char* key) {
-  prefix(key);
-  out_ += '{';
-  first_.push_back(true);
-  return *this;
-}
-
-Writer& Writer::end_object() {
-  out_ += '}';
-  first_.pop_back();
-  return *this;
-}
-
-Writer& Writer::begin_array(const char* key) {
-  prefix(key);
-  out_ += '[';
-  first_.push_back(true);
-  return *this;
-}
-
-Writer& Writer::end_array() {
-  out_ += ']';
-  first_.pop_back();
-  return *this;
-}
-
-Writer& Writer::str(const char* key, const std::string& v) {
-  prefix(key);
-  out_ += quote(v);
-  return *this;
-}
-
-Writer& Writer::num(const char* key, double v) {
-  prefix(key);
-  if (!std::isfinite(v)) {
-    out_ += "null";
-    return *this;
-  }
+Json number(double v) {
+  if (!std::isfinite(v)) return nullptr;
   char buf[32];
   snprintf(buf, sizeof buf, "%.6g", v);
-  out_ += buf;
-  return *this;
+  double r = strtod(buf, nullptr);
+  if (r == std::trunc(r) && std::fabs(r) < 9007199254740992.0) return static_cast<int64_t>(r);
+  return r;
 }
 
-Writer& Writer::uint(const char* key, uint64_t v) {
-  prefix(key);
-  out_ += std::to_string(v);
-  return *this;
+std::string dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+int parse(const std::string& text, Json* out, std::string* why) {
+  try {
+    *out = Json::parse(text);
+    return 0;
+  } catch (const Json::exception& e) {
+    *out = nullptr;
+    // "[json.exception.parse_error.101] parse error at line 1, column 8: ...":
+    // the part after the exception's id.
+    std::string what = e.what();
+    size_t id_end = what.find("] ");
+    *why = id_end == std::string::npos ? what : what.substr(id_end + 2);
+    return -EINVAL;
+  }
 }
 
-Writer& Writer::integer(const char* key, int64_t v) {
-  prefix(key);
-  out_ += std::to_string(v);
-  return *this;
+const Json& at(const Json& v, const char* key) {
+  static const Json null;
+  if (!v.is_object()) return null;
+  auto it = v.find(key);
+  return it == v.end() ? null : *it;
 }
 
-Writer& Writer::null(const char* key) {
-  prefix(key);
-  out_ += "null";
-  return *this;
+const Json& items(const Json& v) {
+  static const Json none = Json::array();
+  return v.is_array() ? v : none;
 }
 
-Writer& Writer::boolean(const char* key, bool v) {
-  prefix(key);
-  out_ += v ? "true" : "false";
-  return *this;
+double num(const Json& v, const char* key) {
+  const Json& m = at(v, key);
+  return m.is_number() ? m.get<double>() : 0;
+}
+
+std::string str(const Json& v, const char* key) {
+  const Json& m = at(v, key);
+  return m.is_string() ? m.get<std::string>() : std::string();
+}
+
+Json table_head(const TableHead& t) {
+  Json j = Json::object();
+  if (t.pid >= 0) j["pid"] = t.pid;
+  j["id"] = t.id;
+  j["name"] = std::string(t.name);
+  j["bytes"] = t.bytes;
+  return j;
 }
 
 }  // namespace mtier::json

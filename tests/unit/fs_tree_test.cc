@@ -85,21 +85,21 @@ const char kStatus[] = R"({
         "heat_map": [], "place": "", "pins": []}]}]
 })";
 
-json::Value parse_doc(const std::string& text) {
-  json::Value v;
+json::Json parse_doc(const std::string& text) {
+  json::Json v;
   std::string why;
   EXPECT_EQ(json::parse(text, &v, &why), 0) << why;
   return v;
 }
 
-const json::Value& doc() {
-  static const json::Value v = parse_doc(kStatus);
+const json::Json& doc() {
+  static const json::Json v = parse_doc(kStatus);
   return v;
 }
 
 // The same node with a slow memory tier (node 2, of unknown capacity).
-const json::Value& doc_with_slow() {
-  static const json::Value v = [] {
+const json::Json& doc_with_slow() {
+  static const json::Json v = [] {
     std::string text = kStatus;
     const std::string none = R"("kind": "slow-memory", "nodes": "")";
     text.replace(text.find(none), none.size(), R"("kind": "slow-memory", "nodes": "2")");
@@ -114,7 +114,7 @@ Node node(const std::string& path) {
   return n;
 }
 
-std::string content(const std::string& path, const json::Value* heat = nullptr) {
+std::string content(const std::string& path, const json::Json* heat = nullptr) {
   std::string out, why;
   int rc = file_content(doc(), heat ? heat : &doc(), node(path), &out, &why);
   EXPECT_EQ(rc, 0) << path << ": " << why;
@@ -295,7 +295,7 @@ TEST(FsTree, OwnersAndModes) {
 
 TEST(FsContent, DaemonFiles) {
   EXPECT_EQ(content("/policy"), "lfu keep_fraction=0.9 cool_period_s=1\n");
-  json::Value bare = parse_doc(R"({"daemon": {"policy": "static", "policy_params": ""}})");
+  json::Json bare = parse_doc(R"({"daemon": {"policy": "static", "policy_params": ""}})");
   std::string out, why;
   ASSERT_EQ(file_content(bare, nullptr, node("/policy"), &out, &why), 0);
   EXPECT_EQ(out, "static\n");
@@ -317,7 +317,7 @@ TEST(FsContent, TierFiles) {
   EXPECT_EQ(content("/tiers/store/kind"), "store\n");
   EXPECT_EQ(content("/tiers/store/used"), "12288\n");
   EXPECT_EQ(content("/tiers/store/bandwidth"), "in 0 out 0\n");
-  json::Value no_tiers = parse_doc(R"({"tiers": []})");
+  json::Json no_tiers = parse_doc(R"({"tiers": []})");
   std::string out, why;
   EXPECT_EQ(file_content(no_tiers, nullptr, node("/tiers/slow/used"), &out, &why), -ENOENT);
   EXPECT_NE(why.find("slow"), std::string::npos) << why;
@@ -350,6 +350,13 @@ TEST(FsContent, ProcessAndTableFiles) {
   EXPECT_EQ(content(c + "heat"), "heat nan\nsamples_per_s 0\n");
   EXPECT_EQ(content(c + "heatmap"), "");
   EXPECT_EQ(content(c + "migrations"), "new>dram 0 0\n");
+  // Rates that are not an object, a kind they lack: nan, never a throw.
+  json::Json odd = parse_doc(R"({"processes": [{"pid": 5, "name": "p", "tables": [{"id": 1,
+      "name": "t", "pages": 1, "moves": {"zz>new": 1, "new>dram": 2}, "moves_per_s": "x"}]}]})");
+  std::string odd_out, odd_why;
+  EXPECT_EQ(file_content(odd, &odd, node("/procs/5/tables/1-t/migrations"), &odd_out, &odd_why), 0)
+      << odd_why;
+  EXPECT_EQ(odd_out, "new>dram 2 nan\nzz>new 1 nan\n");
   EXPECT_EQ(content(c + "tier_bytes"), "dram 0\nslow 0\nstore 0\nuntouched 8192\n");
   std::string out, why;
   EXPECT_EQ(file_content(doc(), &doc(), node("/procs/999/name"), &out, &why), -ENOENT);
@@ -363,7 +370,7 @@ TEST(FsContent, HeatmapOneLinePerExtent) {
             "0 1 100 D\n1 1 90 D\n2 1 80 D\n3 1 70 D\n4 1 5 m\n5 1 4 s\n6 1 0.125 ~\n7 1 0 .\n");
   // The heat document is another one than the status (HEAT_REQUEST): the
   // heatmap comes from it, and a table it lacks is an error.
-  json::Value heat = parse_doc(R"({"daemon": {"heat_buckets": 4096}, "processes": [
+  json::Json heat = parse_doc(R"({"daemon": {"heat_buckets": 4096}, "processes": [
       {"pid": 4242, "tables": [{"id": 1, "pages": 10, "heat_map": [1, 2, 3], "place": "DsD"}]}]})");
   // 3 slices of 10 pages: extents of 4 pages (the smallest size giving 3).
   EXPECT_EQ(content("/procs/4242/tables/1-hot/heatmap", &heat), "0 4 1 D\n4 4 2 s\n8 2 3 D\n");
@@ -379,13 +386,13 @@ TEST(FsContent, HeatmapSlicesOfSeveralExtents) {
   // As many slices as the document's heat_buckets: extents of one page
   // (mtierd's default) unless the daemon says; 10 pages in 4 slices is
   // extents [0,2) [2,5) [5,7) [7,10), as daemon/status_json.cc cuts them.
-  json::Value heat = parse_doc(R"({"daemon": {"heat_buckets": 4}, "processes": [
+  json::Json heat = parse_doc(R"({"daemon": {"heat_buckets": 4}, "processes": [
       {"pid": 4242, "tables": [{"id": 1, "pages": 10, "heat_map": [1, 2, 3, 4],
                                 "place": "DDss"}]}]})");
   EXPECT_EQ(content("/procs/4242/tables/1-hot/heatmap", &heat),
             "0 2 1 D\n2 3 2 D\n5 2 3 s\n7 3 4 s\n");
   // With heat_granularity 2: 5 extents, slices of extents [0,1) [1,2) [2,3) [3,5).
-  heat.members["daemon"].members["heat_granularity"] = parse_doc("2");
+  heat["daemon"]["heat_granularity"] = 2;
   EXPECT_EQ(content("/procs/4242/tables/1-hot/heatmap", &heat),
             "0 2 1 D\n2 2 2 D\n4 2 3 s\n6 4 4 s\n");
 }
@@ -419,7 +426,7 @@ ipc::Message pin_msg(uint32_t pid, uint32_t table, uint64_t first, uint64_t page
 }
 
 ipc::Message parsed(const std::string& path, const std::string& text,
-                    const json::Value& status = doc()) {
+                    const json::Json& status = doc()) {
   ipc::Message m;
   std::string why;
   EXPECT_EQ(parse_write(status, node(path), text, &m, &why), 0)
@@ -682,7 +689,7 @@ TEST(Prometheus, DaemonDown) {
             "# TYPE mtier_daemon_up gauge\nmtier_daemon_up 0\n");
   check_exposition(prometheus_text(nullptr));
   // A document with nothing in it still gives valid text.
-  json::Value empty = parse_doc("{}");
+  json::Json empty = parse_doc("{}");
   check_exposition(prometheus_text(&empty));
 }
 
@@ -695,8 +702,8 @@ TEST(Prometheus, Escaping) {
   EXPECT_EQ(sample_value(-INFINITY), "-Inf");
   EXPECT_EQ(sample_value(1.5), "1.5");
   // A name with every character that needs escaping, in a real exposition.
-  json::Value v = doc();
-  v.members["processes"].items[0].members["name"].s = "a\"b\\c\nd";
+  json::Json v = doc();
+  v["processes"][0]["name"] = "a\"b\\c\nd";
   std::string text = prometheus_text(&v);
   check_exposition(text);
   EXPECT_NE(text.find("name=\"a\\\"b\\\\c\\nd\""), std::string::npos) << text;
@@ -730,7 +737,7 @@ TEST(DaemonCache, OneFetchPerAge) {
   std::shared_ptr<const Snapshot> s;
   std::string why;
   ASSERT_EQ(c.status(&s, &why), 0) << why;
-  EXPECT_EQ(s->doc["daemon"].str("policy"), "lfu");
+  EXPECT_EQ(json::str(json::at(s->doc, "daemon"), "policy"), "lfu");
   EXPECT_EQ(d.seen.back(), (ipc::Message{ipc::StatusRequest{0, ""}}));
   d.now += std::chrono::milliseconds(150);
   ASSERT_EQ(c.status(&s, &why), 0);
@@ -761,6 +768,27 @@ TEST(DaemonCache, HeatPerProcess) {
   d.reply = ipc::Reply{-ESRCH, "pid 5 is not registered"};
   EXPECT_EQ(c.heat(5, &s, &why), -ENOENT);
   EXPECT_NE(why.find("not registered"), std::string::npos);
+}
+
+// A reply that is not well-formed JSON (a lone surrogate, bad UTF-8, cut
+// off): EIO with the parse error, no document, no crash; then a good one.
+TEST(DaemonCache, MalformedReplyIsEio) {
+  FakeDaemon d;
+  DaemonCache c = d.cache();
+  std::shared_ptr<const Snapshot> s;
+  std::string why;
+  for (const char* bad : {R"({"processes": [{"pid": 1, "name": "\ud800"}]})",
+                          "{\"processes\": [{\"pid\": 1, \"name\": \"\xff\"}]}",
+                          R"({"processes": [{"pid": 1, "na)"}) {
+    d.reply = ipc::Reply{0, bad};
+    d.now += std::chrono::milliseconds(300);
+    EXPECT_EQ(c.status(&s, &why), -EIO) << bad;
+    EXPECT_EQ(s, nullptr);
+    EXPECT_NE(why.find("mtierd's status does not parse"), std::string::npos) << why;
+  }
+  d.reply = ipc::Reply{0, kStatus};
+  d.now += std::chrono::milliseconds(300);
+  ASSERT_EQ(c.status(&s, &why), 0) << why;
 }
 
 TEST(DaemonCache, ErrorsMappedAndRemembered) {
