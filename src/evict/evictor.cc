@@ -140,6 +140,7 @@ uint64_t Evictor::evict_pass(bool slow_tier) {
 uint64_t Evictor::evict(const std::vector<PageRef>& victims, bool force, int* err) {
   uint64_t freed = 0;
   std::vector<PageRef> dirty;
+  unmap_clean(victims, force);
   for_each_run(victims, [&](size_t i, size_t j) {
     freed += start_run(&victims[i], j - i, force, &dirty);
   });
@@ -304,14 +305,20 @@ uint64_t Evictor::finish_run(const PageRef* run, const int* results, size_t n) {
 // punches fell from 16% to 6%) - and a read in between is a MINOR
 // fault mapped write-protected. A page that cannot be sealed goes back to
 // DIRTY at once.
+//
+// Where they are zapped, one zap also covers the gaps between victims whose
+// pages have no page-table entry (absent, or on their way out): a zap of
+// dirty shared-memory entries flushes the TLB before it returns, one
+// shootdown per call however many pages it clears, and process_madvise()
+// does not batch it either (the kernel's delayed rmap of a dirty file
+// page). A gap page faulted in after the check loses its fresh entry, which
+// costs it a MINOR fault and nothing else: its data is in the memfd.
 void Evictor::seal(const std::vector<PageRef>& pages) {
   for (size_t i = 0; i < pages.size();) {
-    size_t j = i + 1;
-    while (j < pages.size() && pages[j].table == pages[i].table &&
-           pages[j].page == pages[j - 1].page + 1)
-      j++;
+    size_t j = stretch_end(pages, i, core_.continue_wp);
     char* addr = pages[i].table->page_addr(pages[i].page);
-    size_t len = (j - i) * kPageSize;
+    size_t len = (pages[j - 1].page - pages[i].page + 1) * kPageSize;
+    unmap_calls_.fetch_add(1, std::memory_order_relaxed);
     int rc = core_.continue_wp ? sys::zap(addr, len) : core_.uffd->writeprotect(addr, len, true);
     if (rc < 0) {
       MTIER_LOG_ERROR("evict: %s of table %s pages %llu-%llu: %s",
@@ -325,6 +332,58 @@ void Evictor::seal(const std::vector<PageRef>& pages) {
     }
     i = j;
   }
+}
+
+// The end of the stretch of `pages` (sorted) that starts at i: the pages
+// after it of the same table that follow it directly or, with `bridge`,
+// across gaps of pages with no page-table entry (unmapped_between).
+size_t Evictor::stretch_end(const std::vector<PageRef>& pages, size_t i, bool bridge) const {
+  size_t j = i + 1;
+  while (j < pages.size() && pages[j].table == pages[i].table &&
+         (pages[j].page == pages[j - 1].page + 1 ||
+          (bridge && unmapped_between(pages[j - 1], pages[j]))))
+    j++;
+  return j;
+}
+
+// Clean victims of tables named ahead (which the CLOCK leaves mapped) lose
+// their page-table entries here, a stretch a call across absent pages,
+// before start_run punches them: a punch that clears entries is a TLB
+// shootdown per call, and one that finds none is not. Only where the
+// handler maps a page back in any state (Core::continue_wp). A victim
+// accessed after this takes a MINOR fault and, referenced, stays.
+void Evictor::unmap_clean(const std::vector<PageRef>& victims, bool force) {
+  if (!core_.continue_wp) return;
+  std::vector<PageRef> clean;
+  for (const PageRef& v : victims) {
+    if (!v.table->named_ahead.load(std::memory_order_relaxed)) continue;
+    uint64_t w = core_.word(v.table, v.page).load(std::memory_order_acquire);
+    if (PageWord::state(w) != PageState::kClean) continue;
+    if (!force && (PageWord::referenced(w) || PageWord::pinned(w))) continue;
+    clean.push_back(v);
+  }
+  for (size_t i = 0; i < clean.size();) {
+    size_t j = stretch_end(clean, i, true);
+    unmap_calls_.fetch_add(1, std::memory_order_relaxed);
+    // A failure leaves them mapped: the punch clears them instead.
+    (void)sys::zap(clean[i].table->page_addr(clean[i].page),
+                   (clean[j - 1].page - clean[i].page + 1) * kPageSize);
+    i = j;
+  }
+}
+
+// Whether every page strictly between a and b (of one table, a before b,
+// at most kMaxSealGap apart) has no page-table entry to lose: absent, being
+// evicted (its entry zapped) or failed. Read without the pages' locks: a
+// race costs a MINOR fault (seal()).
+bool Evictor::unmapped_between(const PageRef& a, const PageRef& b) const {
+  if (b.page <= a.page || b.page - a.page > kMaxSealGap) return false;
+  for (uint64_t p = a.page + 1; p < b.page; p++) {
+    PageState s = PageWord::state(core_.word(a.table, p).load(std::memory_order_relaxed));
+    if (s != PageState::kAbsent && s != PageState::kEvicting && s != PageState::kFailed)
+      return false;
+  }
+  return true;
 }
 
 // The store index the page's data goes to: its own slot if it has one,

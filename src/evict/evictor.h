@@ -33,6 +33,9 @@ class Evictor {
   // thread's body; public for tests). Returns the pages freed from that
   // tier. Caller holds no locks.
   uint64_t evict_pass(bool slow_tier = false);
+  // Calls that unmapped or write-protected victims (seal(), unmap_clean();
+  // each a TLB shootdown where it cleared an entry): for tests.
+  uint64_t unmap_calls() const { return unmap_calls_.load(std::memory_order_relaxed); }
   // Evicting a whole table (mtier_table_evict) is evict_range(id, 0,
   // UINT64_MAX, false). Returns 0, or the first error (-ENOSPC: no store
   // room; -EIO: write-back failed).
@@ -66,6 +69,11 @@ class Evictor {
   void log_error_once(const PageRef& v, int err);
   uint64_t finish_run(const PageRef* run, const int* results, size_t n);
   void seal(const std::vector<PageRef>& pages);
+  void unmap_clean(const std::vector<PageRef>& victims, bool force);
+  size_t stretch_end(const std::vector<PageRef>& pages, size_t i, bool bridge) const;
+  bool unmapped_between(const PageRef& a, const PageRef& b) const;
+  // The widest gap seal() bridges (pages): bounds its walk of page words.
+  static constexpr uint64_t kMaxSealGap = 512;
   int assign_slot(const PageRef& v);
   uint64_t demote_or_evict(const std::vector<PageRef>& victims, int* err, bool force = false);
   std::vector<PageRef> demote(const std::vector<PageRef>& pages);
@@ -91,6 +99,7 @@ class Evictor {
   // The last pass's first store error (ENOSPC: no room), 0 when none;
   // written under pass_mu_, read by the evictor's thread.
   std::atomic<int> pass_error_{0};
+  std::atomic<uint64_t> unmap_calls_{0};
   static constexpr int kNoSlot = -(1 << 20);
   // fail_run_page's marker for "its table is being freed" (Table::freeing).
   static constexpr int kFreeing = -(1 << 20) - 1;

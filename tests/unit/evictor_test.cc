@@ -8,6 +8,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <thread>
 
@@ -22,6 +25,17 @@ namespace {
 using testutil::FakeEngine;
 using testutil::fault_msg;
 using testutil::UffdCall;
+
+// Whether the trainer's view of the page at `addr` has a page-table entry
+// (/proc/self/pagemap, bit 63: present).
+bool mapped(const void* addr) {
+  int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+  uint64_t entry = 0;
+  auto a = reinterpret_cast<uintptr_t>(addr);
+  bool ok = fd >= 0 && pread(fd, &entry, sizeof entry, static_cast<off_t>(a / 4096 * 8)) == 8;
+  if (fd >= 0) close(fd);
+  return ok && (entry >> 63);
+}
 
 class EvictorTest : public ::testing::Test {
  protected:
@@ -201,6 +215,54 @@ TEST_F(EvictorTest, AReferencedPageGetsASecondChanceInAPass) {
   }
   (void)evictor_->evict_pass();
   for (uint64_t p = 0; p < 8; p++) EXPECT_EQ(e_.state(p), PageState::kClean) << p;
+}
+
+// Where victims are unmapped (CONTINUE_MODE_WP), one zap covers two
+// victims and the absent pages between them; a resident page between two
+// victims (here pinned, so not one itself) keeps its page-table entry and
+// splits the zap. Each zap of dirty shared pages is a TLB shootdown.
+TEST_F(EvictorTest, OneUnmapCoversVictimsAcrossAbsentPagesOnly) {
+  e_.core->continue_wp = true;
+  for (uint64_t p : {0, 2, 3, 5}) {
+    e_.make_resident(p, static_cast<char>(0x50 + p), true);
+    ASSERT_EQ(*static_cast<volatile char*>(e_.addr(p)), static_cast<char>(0x50 + p));
+  }
+  ASSERT_TRUE(pin(e_.table->words[3], 1));
+  ASSERT_TRUE(mapped(e_.addr(3)));
+  ASSERT_EQ(evictor_->evict_range(e_.table->id, 0, 6, true), 0);
+  EXPECT_EQ(evictor_->unmap_calls(), 2u);  // pages 0-2, then page 5
+  EXPECT_EQ(e_.store->writes, 3u);
+  EXPECT_EQ(e_.uffd->count(UffdCall::kWriteProtect), 0u);
+  EXPECT_EQ(e_.state(3), PageState::kDirty);
+  EXPECT_TRUE(mapped(e_.addr(3)));
+  FaultHandler handler(*e_.core);
+  ASSERT_EQ(handler.prepare(), 0);
+  for (uint64_t p : {0, 2, 5}) {
+    ASSERT_EQ(e_.state(p), PageState::kAbsent) << p;
+    struct uffd_msg m = fault_msg(e_.addr(p));
+    handler.handle_batch(&m, 1);
+    EXPECT_TRUE(e_.page_is(p, static_cast<char>(0x50 + p))) << p;
+  }
+}
+
+// Clean victims of a table named ahead (the CLOCK leaves its pages mapped)
+// are unmapped before their punch in the same stretches: the punch then has
+// no entry to clear.
+TEST_F(EvictorTest, CleanVictimsOfATableNamedAheadAreUnmappedInStretches) {
+  e_.core->continue_wp = true;
+  e_.table->named_ahead = true;
+  for (uint64_t p : {0, 2, 3, 5}) {
+    e_.make_resident(p, 0, false);
+    ASSERT_EQ(*static_cast<volatile char*>(e_.addr(p)), 0);
+  }
+  ASSERT_TRUE(pin(e_.table->words[3], 1));
+  ASSERT_EQ(evictor_->evict_range(e_.table->id, 0, 6, true), 0);
+  EXPECT_EQ(evictor_->unmap_calls(), 2u);  // pages 0-2, then page 5
+  for (uint64_t p : {0, 2, 5}) EXPECT_EQ(e_.state(p), PageState::kAbsent) << p;
+  EXPECT_EQ(e_.store->writes, 0u);
+  EXPECT_TRUE(mapped(e_.addr(3)));
+  EXPECT_EQ(in_memfd(0, 3), 0);
+  EXPECT_EQ(in_memfd(3, 1), 1);
 }
 
 class FullStoreTest : public EvictorTest {
