@@ -58,6 +58,10 @@ options:
   --steps N           training steps per run (default 200)
   --batch N           samples per step (default: the preset's)
   --pooling MEAN      mean lookups per bag (default 16)
+  --workers N         feed the steps through a torch DataLoader with N worker
+                      processes, as trainers do (default 1; 0: the trainer's
+                      plain loop, no DataLoader, which leaves the lookahead
+                      only the embedding ops' own ids)
   --zipf S[,S...]     Zipf exponents cycled over the tables (trainer default)
   --seed N            workload and init seed (default 42)
   --threads N         torch threads (default 1)
@@ -88,6 +92,7 @@ LIB=
 MTIER=
 REPEATS=3
 PRESET=ci
+WORKERS=1
 STEPS=200
 BUDGETS=200,50,25
 LOOKAHEAD=0,1,2
@@ -111,6 +116,7 @@ while [ $# -gt 0 ]; do
     --min-bytes) MIN_BYTES=$2; shift 2 ;;
     --store) STORE=$2; shift 2 ;;
     --python) PYTHON=$2; shift 2 ;;
+    --workers) WORKERS=$2; shift 2 ;;
     --keep) KEEP=$2; shift 2 ;;
     --tables|--table-bytes|--batch|--pooling|--zipf|--seed|--threads)
       TARGS+=("$1" "$2"); shift 2 ;;
@@ -146,7 +152,12 @@ unset MTIER_LOOKAHEAD
 "$PYTHON" -c 'import torch, numpy' 2>/dev/null ||
   { echo "bench-trainer.sh: $PYTHON cannot import torch and numpy" >&2; exit 1; }
 
-ARGS=(--preset "$PRESET" --steps "$STEPS" "${TARGS[@]}" "${EXTRA[@]}")
+case $WORKERS in
+  ''|*[!0-9]*) echo "bench-trainer.sh: --workers wants a whole number: '$WORKERS'" >&2; exit 2 ;;
+esac
+LOADER=()
+[ "$WORKERS" -gt 0 ] && LOADER=(--loader --workers "$WORKERS")
+ARGS=(--preset "$PRESET" --steps "$STEPS" "${LOADER[@]}" "${TARGS[@]}" "${EXTRA[@]}")
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/bench-trainer.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 
@@ -232,8 +243,9 @@ for r in $(seq 1 "$REPEATS"); do
           hwm=$(sed -n 's/^# vmhwm_bytes //p' "$err")
           if [ -z "$SWAP_SLACK" ]; then
             anon=$(sed -n 's/^# rss_anon_after_init_bytes //p' "$err")
-            SWAP_SLACK=$(( ${anon:-0} > table_bytes ? anon - table_bytes : 0 ))
-            slack_how="measured: run 1 of dram's anonymous RSS after init, $(mib "${anon:-0}"), minus the table bytes; not its VmHWM ($(mib "$hwm")), which also counts the init's temporaries (under swap they go to the swap file, as under mtier to its store) and shared library pages (not charged to the cgroup)"
+            workers=$(sed -n 's/^# workers_private_bytes //p' "$err")
+            SWAP_SLACK=$(( (${anon:-0} > table_bytes ? anon - table_bytes : 0) + ${workers:-0} ))
+            slack_how="measured: run 1 of dram's anonymous RSS after init, $(mib "${anon:-0}"), minus the table bytes${workers:+, plus the private memory of its DataLoader workers before the first step (later it also holds their copies of the table pages the trainer writes), $(mib "$workers")}; not its VmHWM ($(mib "$hwm")), which also counts the init's temporaries (under swap they go to the swap file, as under mtier to its store) and shared library pages (not charged to the cgroup)"
           fi
         fi ;;
       swap)

@@ -116,6 +116,30 @@ def proc_status(field):
     return 0
 
 
+def children_private_bytes():
+    """Private_Dirty of this process's children (the DataLoader's workers):
+    what they wrote for themselves (their own heap, pages copied on write
+    from this process), which a memory cgroup charges beside this process's
+    RssAnon. Read before the first training step: after it, a worker's
+    private pages also hold the old copies of the table pages this process
+    writes (fork shares anonymous tables copy-on-write; mtier's region is
+    shared memory and has no such copies)."""
+    total = 0
+    try:
+        kids = []
+        for task in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{task}/children") as f:
+                kids += f.read().split()
+        for pid in kids:
+            with open(f"/proc/{pid}/smaps_rollup") as f:
+                for line in f:
+                    if line.startswith("Private_Dirty:"):
+                        total += int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return total
+
+
 def build_argparser():
     presets = "\n".join(
         f"  {k:7s} {v['tables']}, {v['steps']} steps, batch {v['batch']}:\n"
@@ -402,6 +426,10 @@ def main():
     out = sys.stdout
     for step, inputs in enumerate(step_inputs(torch, w, args.layout, args.loader,
                                               args.workers)):
+        if step == 0 and args.loader and args.workers > 0:
+            # Before the first update: from then on a forked worker also
+            # keeps the old copy of every table page this process writes.
+            log(f"workers_private_bytes {children_private_bytes()}")
         c0 = time.perf_counter()
         z = model(inputs[0], inputs[1])
         loss = loss_fn(z, inputs[2])
