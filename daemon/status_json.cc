@@ -39,6 +39,12 @@ struct Residency {
         break;
     }
   }
+  void add(const Residency& o) {
+    dram += o.dram;
+    slow += o.slow;
+    store += o.store;
+    untouched += o.untouched;
+  }
   // The place char of a slice (docs/protocol.md): one place, mixed or untouched.
   char mark() const {
     int places = (dram > 0) + (slow > 0) + (store > 0);
@@ -79,6 +85,19 @@ void write_moves(json::Json& j, const TableTrack* track) {
 json::Json table_json(const Client& c, const ipc::TableEntry& t, const HeatShape& s) {
   auto tr = c.tracks.find(t.id);
   const TableTrack* track = tr == c.tracks.end() ? nullptr : &tr->second;
+  const policy::HeatModel::Table* heat = c.heat->find(static_cast<int>(t.id));
+  uint64_t extent_pages = c.heat->extent_pages();
+  size_t extents = heat ? heat->heat.size() : 0;
+  // Slices: up to s.buckets equal runs of extents (a slice is never smaller
+  // than an extent), each its extents' heat summed and where its pages are.
+  // Their residencies summed are the table's where they cover it: one walk
+  // of the pages per request, not two (a 2^26-page table's status took 3 s
+  // on a loaded machine with two).
+  size_t n = std::min<size_t>(s.buckets, extents);
+  std::vector<Residency> slices(n);
+  for (size_t b = 0; b < n; b++)
+    slices[b] = residency_of(c, t, std::min(extents * b / n * extent_pages, t.pages),
+                             std::min(extents * (b + 1) / n * extent_pages, t.pages));
   Residency r;
   if (track && track->primed && track->place.size() == t.pages) {  // the track's counts
     using policy::Place;
@@ -86,12 +105,11 @@ json::Json table_json(const Client& c, const ipc::TableEntry& t, const HeatShape
     r.slow = track->count[static_cast<size_t>(Place::kSlow)];
     r.store = track->count[static_cast<size_t>(Place::kStore)];
     r.untouched = track->count[static_cast<size_t>(Place::kUntouched)];
+  } else if (n > 0 && std::min(extents * extent_pages, t.pages) == t.pages) {
+    for (const Residency& slice : slices) r.add(slice);
   } else {
     r = residency_of(c, t, 0, t.pages);
   }
-  const policy::HeatModel::Table* heat = c.heat->find(static_cast<int>(t.id));
-  uint64_t extent_pages = c.heat->extent_pages();
-  size_t extents = heat ? heat->heat.size() : 0;
   uint64_t active = 0;
   for (size_t e = 0; e < extents; e++) {
     uint32_t seen = heat->last_seen[e];
@@ -108,9 +126,6 @@ json::Json table_json(const Client& c, const ipc::TableEntry& t, const HeatShape
   j["samples_per_s"] = json::number(heat ? heat->samples_per_s : 0);
   j["active_bytes"] = active;
   write_moves(j, track);
-  // Slices: up to s.buckets equal runs of extents (a slice is never smaller
-  // than an extent), each its extents' heat summed and where its pages are.
-  size_t n = std::min<size_t>(s.buckets, extents);
   std::string place;
   json::Json& heat_map = j["heat_map"] = json::Json::array();
   for (size_t b = 0; b < n; b++) {
@@ -118,9 +133,7 @@ json::Json table_json(const Client& c, const ipc::TableEntry& t, const HeatShape
     double sum = 0;
     for (size_t e = lo; e < hi; e++) sum += heat->heat[e];
     heat_map.push_back(json::number(sum));
-    place += residency_of(c, t, std::min(lo * extent_pages, t.pages),
-                          std::min(hi * extent_pages, t.pages))
-                 .mark();
+    place += slices[b].mark();
   }
   j["place"] = place;
   json::Json& pins = j["pins"] = json::Json::array();
