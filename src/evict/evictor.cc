@@ -373,11 +373,11 @@ void Evictor::unmap_clean(const std::vector<PageRef>& victims, bool force) {
 }
 
 // Whether every page strictly between a and b (of one table, a before b,
-// at most kMaxSealGap apart) has no page-table entry to lose: absent, being
+// at most kMaxBridgedGap apart) has no page-table entry to lose: absent, being
 // evicted (its entry zapped) or failed. Read without the pages' locks: a
 // race costs a MINOR fault (seal()).
 bool Evictor::unmapped_between(const PageRef& a, const PageRef& b) const {
-  if (b.page <= a.page || b.page - a.page > kMaxSealGap) return false;
+  if (b.page <= a.page || b.page - a.page > kMaxBridgedGap) return false;
   for (uint64_t p = a.page + 1; p < b.page; p++) {
     PageState s = PageWord::state(core_.word(a.table, p).load(std::memory_order_relaxed));
     if (s != PageState::kAbsent && s != PageState::kEvicting && s != PageState::kFailed)

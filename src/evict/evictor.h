@@ -72,8 +72,8 @@ class Evictor {
   void unmap_clean(const std::vector<PageRef>& victims, bool force);
   size_t stretch_end(const std::vector<PageRef>& pages, size_t i, bool bridge) const;
   bool unmapped_between(const PageRef& a, const PageRef& b) const;
-  // The widest gap seal() bridges (pages): bounds its walk of page words.
-  static constexpr uint64_t kMaxSealGap = 512;
+  // The widest gap a stretch bridges (pages): bounds unmapped_between's walk.
+  static constexpr uint64_t kMaxBridgedGap = 512;
   int assign_slot(const PageRef& v);
   uint64_t demote_or_evict(const std::vector<PageRef>& victims, int* err, bool force = false);
   std::vector<PageRef> demote(const std::vector<PageRef>& pages);

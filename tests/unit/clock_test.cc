@@ -3,15 +3,14 @@
 // unreferenced ones are cold, and with the daemon's hints a page it keeps is
 // passed over untouched: neither cold nor zapped (a zap would only cost the
 // page a MINOR fault; at a 100% budget that made a replay 0.65x as fast).
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <memory>
 #include <vector>
 
 #include "heat/clock.h"
+#include "fake_kernel.h"
 #include "page/core.h"
 #include "page/page_state.h"
 
@@ -147,16 +146,8 @@ TEST_F(ClockTest, PinnedPagesAreNeverColdNorZapped) {
 namespace mtier {
 namespace {
 
-// Whether the trainer's view of page p has a page-table entry
-// (/proc/self/pagemap, bit 63: present).
-bool mapped(const Table* t, uint64_t p) {
-  int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-  uint64_t entry = 0;
-  auto addr = reinterpret_cast<uintptr_t>(t->page_addr(p));
-  bool ok = fd >= 0 && pread(fd, &entry, sizeof entry, static_cast<off_t>(addr / 4096 * 8)) == 8;
-  if (fd >= 0) close(fd);
-  return ok && (entry >> 63);
-}
+// Whether the trainer's view of page p has a page-table entry.
+bool mapped(const Table* t, uint64_t p) { return testutil::has_pte(t->page_addr(p)); }
 
 TEST_F(ClockTest, OneZapSpansTheUnreferencedPagesBetweenReferencedOnes) {
   // Every page mapped in the trainer's view, as after its first access.

@@ -8,9 +8,6 @@
 
 #include <gtest/gtest.h>
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <thread>
 
@@ -23,19 +20,10 @@ namespace mtier {
 namespace {
 
 using testutil::FakeEngine;
+using testutil::has_pte;
 using testutil::fault_msg;
 using testutil::UffdCall;
 
-// Whether the trainer's view of the page at `addr` has a page-table entry
-// (/proc/self/pagemap, bit 63: present).
-bool mapped(const void* addr) {
-  int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-  uint64_t entry = 0;
-  auto a = reinterpret_cast<uintptr_t>(addr);
-  bool ok = fd >= 0 && pread(fd, &entry, sizeof entry, static_cast<off_t>(a / 4096 * 8)) == 8;
-  if (fd >= 0) close(fd);
-  return ok && (entry >> 63);
-}
 
 class EvictorTest : public ::testing::Test {
  protected:
@@ -228,13 +216,13 @@ TEST_F(EvictorTest, OneUnmapCoversVictimsAcrossAbsentPagesOnly) {
     ASSERT_EQ(*static_cast<volatile char*>(e_.addr(p)), static_cast<char>(0x50 + p));
   }
   ASSERT_TRUE(pin(e_.table->words[3], 1));
-  ASSERT_TRUE(mapped(e_.addr(3)));
+  ASSERT_TRUE(has_pte(e_.addr(3)));
   ASSERT_EQ(evictor_->evict_range(e_.table->id, 0, 6, true), 0);
   EXPECT_EQ(evictor_->unmap_calls(), 2u);  // pages 0-2, then page 5
   EXPECT_EQ(e_.store->writes, 3u);
   EXPECT_EQ(e_.uffd->count(UffdCall::kWriteProtect), 0u);
   EXPECT_EQ(e_.state(3), PageState::kDirty);
-  EXPECT_TRUE(mapped(e_.addr(3)));
+  EXPECT_TRUE(has_pte(e_.addr(3)));
   FaultHandler handler(*e_.core);
   ASSERT_EQ(handler.prepare(), 0);
   for (uint64_t p : {0, 2, 5}) {
@@ -260,7 +248,7 @@ TEST_F(EvictorTest, CleanVictimsOfATableNamedAheadAreUnmappedInStretches) {
   EXPECT_EQ(evictor_->unmap_calls(), 2u);  // pages 0-2, then page 5
   for (uint64_t p : {0, 2, 5}) EXPECT_EQ(e_.state(p), PageState::kAbsent) << p;
   EXPECT_EQ(e_.store->writes, 0u);
-  EXPECT_TRUE(mapped(e_.addr(3)));
+  EXPECT_TRUE(has_pte(e_.addr(3)));
   EXPECT_EQ(in_memfd(0, 3), 0);
   EXPECT_EQ(in_memfd(3, 1), 1);
 }

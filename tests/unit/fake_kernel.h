@@ -5,8 +5,10 @@
 // Core around a real region (memfd) with one table. No thread of the engine
 // runs: the tests call handle_batch() and the evictor's passes themselves.
 #pragma once
+#include <fcntl.h>
 #include <linux/userfaultfd.h>
 #include <poll.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -270,6 +272,17 @@ struct FakeEngine {
   FakeUffd* uffd = nullptr;
   Table* table = nullptr;
 };
+
+// Whether the page at `addr` has a page-table entry in this process
+// (/proc/self/pagemap, bit 63: present).
+inline bool has_pte(const void* addr) {
+  int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+  uint64_t entry = 0;
+  auto a = reinterpret_cast<uintptr_t>(addr);
+  bool ok = fd >= 0 && pread(fd, &entry, sizeof entry, static_cast<off_t>(a / 4096 * 8)) == 8;
+  if (fd >= 0) close(fd);
+  return ok && (entry >> 63);
+}
 
 // A userfaultfd page-fault message for `addr` with UFFD_PAGEFAULT_FLAG_* `flags`.
 inline struct uffd_msg fault_msg(const void* addr, uint64_t flags = 0, unsigned tid = 0) {
