@@ -41,8 +41,11 @@ workload generator), its spread across the runs and its ratio to the
 baseline's median, the same for the second half of the steps (after the
 warm-up) and for 1 / the median step time, the median set-up time (the
 trainer's init_s: model build and table init, before the first step),
-steps/s over swap's at the same budget, and whether every step's loss and
-the final weights' hash equal the baseline's. The workload (tables, rows,
+steps/s over swap's at the same budget, the device-bound time per step
+(the pages the run moved during its steps over the device's QD32 random
+4 KiB IOPS, measured once before the runs by `mtier bench device`) with the
+mean step time over it, and whether every step's loss and the final
+weights' hash equal the baseline's. The workload (tables, rows,
 dims, pooling, Zipf skew, batch, steps, seed) is printed with them.
 
 options:
@@ -232,6 +235,20 @@ run_swap() {
   return 1
 }
 
+# The device, once, before the runs: its QD32 IOPS turn each run's pages
+# moved into a device-bound time.
+dev_read_iops= dev_write_iops= dev_line="not measured (no mtier command)"
+if [ -n "$MTIER" ] && [ -x "$MTIER" ]; then
+  if dev_json=$("$MTIER" bench device --dir "$STORE" --json 2>"$WORK/device.err"); then
+    dev_read_iops=$(printf '%s' "$dev_json" | sed -n 's/.*"read_iops":\([0-9.e+]*\).*/\1/p')
+    dev_write_iops=$(printf '%s' "$dev_json" | sed -n 's/.*"write_iops":\([0-9.e+]*\).*/\1/p')
+    dev_line="QD32 random 4 KiB: read $dev_read_iops IOPS, write $dev_write_iops IOPS (\`mtier bench device --dir $STORE\`)"
+  else
+    dev_line="not measured: $(tail -n 1 "$WORK/device.err")"
+  fi
+fi
+echo "  device: $dev_line"
+
 for r in $(seq 1 "$REPEATS"); do
   for i in "${!names[@]}"; do
     n=${names[$i]}
@@ -275,6 +292,23 @@ for r in $(seq 1 "$REPEATS"); do
   done
 done
 
+# The device-bound time of a run: the pages it moved during the steps over
+# the device's QD32 IOPS (`mtier bench device`, measured before the runs), in
+# ms per step. mtier: the bytes the trainer's process read and wrote on block
+# devices (/proc/self/io: every thread's, the store's included); swap: pages
+# swapped in and out machine-wide (/proc/vmstat; the kernel does not charge
+# swap-outs to the process); all-DRAM: none.
+devms_run() {
+  local kind=$1 line
+  line=$(sed -n 's/^# steps_io \([0-9]*\) \([0-9]*\) \([0-9]*\) \([0-9]*\).*/\1 \2 \3 \4/p' "$2")
+  [ -n "$line" ] && [ -n "$dev_read_iops" ] || { echo nan; return; }
+  awk -v k="$kind" -v ri="$dev_read_iops" -v wi="$dev_write_iops" -v steps="$STEPS" -v l="$line" 'BEGIN {
+    split(l, f, " ")
+    if (k == "mtier") { r = f[1] / 4096; w = f[2] / 4096 } else if (k == "swap") { r = f[3]; w = f[4] } else { r = 0; w = 0 }
+    printf "%.3f", 1000 * (r / ri + w / wi) / steps }'
+}
+devms() { for r in $(seq 1 "$REPEATS"); do devms_run "${kinds[$1]}" "$WORK/${names[$1]}.$r.err"; done | median; }
+
 # Whether configuration I has all its runs.
 complete() { [ "${kinds[$1]}" != swap ] || { [ -z "$swap_skip" ] && [ -z "${failed[${names[$1]}]:-}" ]; }; }
 vals() { for r in $(seq 1 "$REPEATS"); do sed -n "s/^# $2 \([0-9.]*\).*/\1/p" "$WORK/$1.$r.err"; done; }
@@ -289,8 +323,8 @@ base_steady=$(med base steady_steps_per_s)
 base_mstep=$(mstep base)
 echo
 echo "results (medians of $REPEATS runs; workload above; same seed, same trace):"
-printf '  %-30s %8s %6s %6s %9s %6s %9s %6s %7s %7s  %s\n' configuration steps/s spread ratio steady/s ratio \
-  med-step ratio init_s vs-swap "same losses+weights"
+printf '  %-30s %8s %6s %6s %9s %6s %9s %6s %7s %7s %7s %5s  %s\n' configuration steps/s spread ratio steady/s ratio \
+  med-step ratio init_s vs-swap dev-ms /dev "same losses+weights"
 for i in "${!names[@]}"; do
   n=${names[$i]}
   if ! complete "$i"; then
@@ -307,16 +341,23 @@ for i in "${!names[@]}"; do
   fi
   same=yes
   for r in $(seq 1 "$REPEATS"); do cmp -s "$WORK/base.1.out" "$WORK/$n.$r.out" || same=NO; done
-  printf '  %-30s %8.2f %6s %6s %9.2f %6s %9.2f %6s %7.1f %7s  %s\n' "${labels[$i]}" "$sps" \
+  dms=$(devms "$i")
+  over=$(awk -v d="$dms" -v s="$sps" 'BEGIN { if (d + 0 > 0 && s > 0) printf "%.2f", 1000 / s / d; else print "-" }')
+  [ "${kinds[$i]}" = base ] && dms=-
+  printf '  %-30s %8.2f %6s %6s %9.2f %6s %9.2f %6s %7.1f %7s %7s %5s  %s\n' "${labels[$i]}" "$sps" \
     "$(spread "$n" steps_per_s)" "$(ratio "$sps" "$base_sps")" "$steady" \
-    "$(ratio "$steady" "$base_steady")" "$ms" "$(ratio "$ms" "$base_mstep")" "$init" "$vs_swap" "$same"
+    "$(ratio "$steady" "$base_steady")" "$ms" "$(ratio "$ms" "$base_mstep")" "$init" "$vs_swap" \
+    "$dms" "$over" "$same"
 done
 echo "  steps/s: steps / time in forward + backward + SGD (not init, not the id generator);"
 echo "  spread: (max - min) / median of steps/s across the runs: differences smaller than the"
 echo "  baseline's spread are noise; steady: the second half of the steps; med-step: 1 / the median"
 echo "  step time (robust to bursts from other work on the machine); ratio: to the baseline's figure;"
 echo "  init_s: set-up time (model build and table init, before the first step; not in steps/s);"
-echo "  vs-swap: steps/s over swap's at the same budget; K: MTIER_LOOKAHEAD"
+echo "  vs-swap: steps/s over swap's at the same budget; K: MTIER_LOOKAHEAD; dev-ms: the device-bound"
+echo "  time per step (the pages moved during the steps at the device's QD32 IOPS; mtier: the process's"
+echo "  block I/O, /proc/self/io; swap: pages swapped in and out, /proc/vmstat); /dev: the mean step"
+echo "  time (1 / steps/s) over it"
 if [ -n "$swap_skip" ]; then
   echo "swap: skipped ($swap_skip)"
 elif [[ " ${kinds[*]} " == *" swap "* ]]; then
@@ -354,6 +395,15 @@ for i in "${!names[@]}"; do
     verdict=$(awk -v r="$r1" 'BEGIN { print (r >= 0.97) ? "PASS" : "MISS" }')
     echo "goal: ${labels[$i]} at most 3% slower than all-DRAM: steps/s ratio $r1 -> $verdict" \
       "(med-step ratio $r2; baseline spread $(spread base steps_per_s) across $REPEATS runs)"
+  fi
+done
+for i in "${!names[@]}"; do
+  if [ "${kinds[$i]}" = mtier ] && [ "${pcts[$i]}" -lt 100 ] && [ "${ks[$i]}" -ge 1 ]; then
+    sps=$(med "${names[$i]}" steps_per_s) dms=$(devms "$i")
+    awk -v d="$dms" -v s="$sps" -v l="${labels[$i]}" 'BEGIN {
+      if (!(d + 0 > 0) || !(s > 0)) { printf "goal: %s step time at most 1.5x the device-bound time: not measured\n", l; exit }
+      r = 1000 / s / d
+      printf "goal: %s step time at most 1.5x the device-bound time: %.2fx (%.1f ms a step, device-bound %.1f ms) -> %s\n", l, r, 1000 / s, d, (r <= 1.5 ? "PASS" : "MISS") }'
   fi
 done
 if [ -n "$KEEP" ]; then

@@ -14,11 +14,12 @@ int bench_trace(int argc, char** argv);
 int bench_replay(int argc, char** argv);
 int bench_swap_run(int argc, char** argv);
 int bench_setup(int argc, char** argv);
+int bench_device(int argc, char** argv);
 
 int cmd_bench(int argc, char** argv) {
   if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
     fprintf(argc < 2 ? stderr : stdout,
-            "usage: mtier bench fault|suite|setup|trace|replay|swap-run [--help] [OPTIONS]\n\n"
+            "usage: mtier bench fault|suite|setup|device|trace|replay|swap-run [--help] [OPTIONS]\n\n"
             "  fault   per-page cost of the fault path (bare UFFDIO_COPY, first touch,\n"
             "          PMem and file-store fetch, sampling MINOR fault) and eviction\n"
             "          throughput to each store, with ratios to their limits\n"
@@ -28,6 +29,7 @@ int cmd_bench(int argc, char** argv) {
             "  setup   a DLRM set-up with tables bigger than the budget (float64\n"
             "          temporaries written, read into the tables, freed): all in DRAM,\n"
             "          kernel swap and mtier, beside the disk's sequential write bandwidth\n"
+            "  device  the store device's QD32 random 4 KiB read and write IOPS\n"
             "  trace   generate a workload preset's lookup trace, print its statistics\n"
             "  replay  replay a trace once on one kind of memory (the suite's runs)\n"
             "  swap-run --limit SIZE [--dir DIR] [--swap-bytes SIZE] -- COMMAND...\n"
@@ -41,6 +43,7 @@ int cmd_bench(int argc, char** argv) {
   if (!strcmp(argv[1], "replay")) return bench_replay(argc - 1, argv + 1);
   if (!strcmp(argv[1], "swap-run")) return bench_swap_run(argc - 1, argv + 1);
   if (!strcmp(argv[1], "setup")) return bench_setup(argc - 1, argv + 1);
+  if (!strcmp(argv[1], "device")) return bench_device(argc - 1, argv + 1);
   fprintf(stderr, "mtier bench: unknown benchmark '%s' (try mtier bench --help)\n", argv[1]);
   return 2;
 }

@@ -116,6 +116,24 @@ def proc_status(field):
     return 0
 
 
+def io_counts():
+    """(bytes this process read and wrote on block devices, /proc/self/io's
+    read_bytes and write_bytes: every thread's, mtier's store I/O included;
+    pages swapped in and out machine-wide, /proc/vmstat's pswpin and
+    pswpout: the kernel's swap I/O is not charged to the process's write_bytes).
+    Zeros where a file cannot be read."""
+    counts = {}
+    for path, sep in (("/proc/self/io", ":"), ("/proc/vmstat", " ")):
+        try:
+            with open(path) as f:
+                for line in f:
+                    k, _, v = line.partition(sep)
+                    counts[k.strip()] = int(v)
+        except (OSError, ValueError):
+            pass
+    return [counts.get(k, 0) for k in ("read_bytes", "write_bytes", "pswpin", "pswpout")]
+
+
 def children_private_bytes():
     """Private_Dirty of this process's children (the DataLoader's workers):
     what they wrote for themselves (their own heap, pages copied on write
@@ -423,6 +441,7 @@ def main():
     half_compute = 0.0
     step_times = []
     t_start = time.monotonic()
+    io_start = io_counts()
     out = sys.stdout
     for step, inputs in enumerate(step_inputs(torch, w, args.layout, args.loader,
                                               args.workers)):
@@ -447,6 +466,9 @@ def main():
         if not math.isfinite(value):
             log(f"loss not finite at step {step}")
     wall = time.monotonic() - t_start
+    io = [b - a for a, b in zip(io_start, io_counts())]
+    log(f"steps_io {io[0]} {io[1]} {io[2]} {io[3]} (during the steps: bytes this process read "
+        "and wrote on block devices; pages swapped in and out machine-wide)")
     log(f"train_s {compute:.3f} (forward, backward, SGD; {wall:.3f} s with "
         "the workload generator)")
     log(f"steps_per_s {steps / compute:.3f}")
