@@ -107,6 +107,7 @@ std::vector<std::string> child_args(Context& c, Config cfg, unsigned lookahead, 
         opts += ",pmem_path=" + c.o.pmem + ",pmem_bytes=" + std::to_string(c.table_bytes + (64ull << 20));
       if (!c.o.mtier_options.empty()) opts += "," + c.o.mtier_options;
       a.insert(a.end(), {"--backing", "mtier", "--mtier", opts});
+      if (lookahead && !c.o.lookahead_sync) a.push_back("--lookahead-async");
       break;
     }
     case Config::kPageCache:

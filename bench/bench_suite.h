@@ -41,6 +41,11 @@ struct SuiteOptions {
   unsigned repeats = 3;
   unsigned threads = 1;
   unsigned lookahead = 0;        // > 0: every configuration but dram also runs hinted, K batches ahead
+  // mtier's hints in the synchronous form (each call returns once its pages
+  // are in) instead of the asynchronous one (a batch waits for its own
+  // hints just before it runs), which matches the kernel's MADV_WILLNEED:
+  // that starts the reads and returns.
+  bool lookahead_sync = false;
   uint64_t device_bytes = 256ull << 20;  // the device probe's file; 0: no probe (no device-bound times)
   std::string dir = "/var/tmp";  // store, page-cache file and swap file go here
   uint64_t slack = 0;            // cgroup limit = budget + slack; 0: measured (see run_suite)

@@ -44,8 +44,9 @@ void print_text(FILE* out, const SuiteOptions& o, const SuiteResults& r) {
   for (Config c : o.configs) fprintf(out, "  %-17s %s\n", config_name(c), config_what(c).c_str());
   if (o.lookahead)
     fprintf(out, "  <config>+lookahead  the same, hinted: before batch i the pages of %s are named\n"
-                 "                      (mtier: mtier_prefetch_rows, pinned until passed; kernel: madvise(MADV_WILLNEED))\n",
-            o.lookahead == 1 ? "batch i+1" : ("batches i+1..i+" + std::to_string(o.lookahead)).c_str());
+                 "                      (mtier: mtier_prefetch_rows, %s, pinned until passed; kernel: madvise(MADV_WILLNEED))\n",
+            o.lookahead == 1 ? "batch i+1" : ("batches i+1..i+" + std::to_string(o.lookahead)).c_str(),
+            o.lookahead_sync ? "synchronous" : "asynchronous (a batch waits for its own hints before it runs)");
   fprintf(out, "columns: hit ratio = 1 - faults that read (a hinted page read ahead is no fault) / references;\n"
                "         misses = pages read below DRAM (by a fault, readahead or a hint); dev s = those pages read\n"
                "         and written at the device's IOPS (the device-bound time); / dev = replay time / dev s\n");
@@ -197,6 +198,7 @@ void print_json(FILE* out, const SuiteOptions& o, const SuiteResults& r) {
                   {"repeats", o.repeats},
                   {"threads", o.threads},
                   {"lookahead", o.lookahead},
+                  {"lookahead_sync", o.lookahead_sync},
                   {"device",
                    {{"ok", r.device.ok},
                     {"bytes", r.device.bytes},

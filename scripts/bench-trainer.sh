@@ -302,10 +302,11 @@ devms_run() {
   local kind=$1 line
   line=$(sed -n 's/^# steps_io \([0-9]*\) \([0-9]*\) \([0-9]*\) \([0-9]*\).*/\1 \2 \3 \4/p' "$2")
   [ -n "$line" ] && [ -n "$dev_read_iops" ] || { echo nan; return; }
+  # one figure a line: devms pipes the runs' into median
   awk -v k="$kind" -v ri="$dev_read_iops" -v wi="$dev_write_iops" -v steps="$STEPS" -v l="$line" 'BEGIN {
     split(l, f, " ")
     if (k == "mtier") { r = f[1] / 4096; w = f[2] / 4096 } else if (k == "swap") { r = f[3]; w = f[4] } else { r = 0; w = 0 }
-    printf "%.3f", 1000 * (r / ri + w / wi) / steps }'
+    printf "%.3f\n", 1000 * (r / ri + w / wi) / steps }'
 }
 devms() { for r in $(seq 1 "$REPEATS"); do devms_run "${kinds[$1]}" "$WORK/${names[$1]}.$r.err"; done | median; }
 

@@ -30,8 +30,10 @@ void usage(FILE* out) {
           "  swap              anonymous tables, kernel swap to a swap file\n"
           "With --lookahead K every configuration but dram also runs hinted, as\n"
           "<config>+lookahead: before batch i the replayer names the pages of batches\n"
-          "i+1..i+K (mtier: mtier_prefetch_rows, pinned until passed; the kernel's:\n"
-          "madvise(MADV_WILLNEED)), inside the timed replay.\n"
+          "i+1..i+K (mtier: mtier_prefetch_rows, asynchronous, each batch waiting for its\n"
+          "own hints just before it runs, pinned until passed; the kernel's:\n"
+          "madvise(MADV_WILLNEED), which starts the reads and returns), inside the timed\n"
+          "replay.\n"
           "The kernel configurations and mtier run in a memory cgroup (v1 or v2) limited\n"
           "to B plus a slack; the suite makes and removes the cgroups and the swap file\n"
           "itself (root; without root, a memory cgroup or swapon it refuses to start:\n"
@@ -55,6 +57,8 @@ void usage(FILE* out) {
           "  --threads N         replayer threads (default 1)\n"
           "  --lookahead K       also run every configuration but dram hinted, K batches\n"
           "                      ahead (0 = off, default; at most 64)\n"
+          "  --lookahead-sync    mtier's hints in the synchronous form (each call returns\n"
+          "                      once its pages are in) instead of the asynchronous one\n"
           "  --device-bytes SIZE the device probe's file (default 256M; 0: no probe, no\n"
           "                      device-bound times)\n"
           "  --dir DIR           where the store, page-cache file, swap file and trace go\n"
@@ -101,7 +105,7 @@ std::string self_exe(const char* argv0) {
 
 int bench_suite(int argc, char** argv) {
   enum { kPreset = 256, kTableBytes, kBatches, kSeed, kTrace, kBudgets, kConfigs, kRepeats, kThreads,
-         kDir, kSlack, kTimeout, kJson, kPlot, kPmem, kLookahead, kDeviceBytes };
+         kDir, kSlack, kTimeout, kJson, kPlot, kPmem, kLookahead, kLookaheadSync, kDeviceBytes };
   static const option longopts[] = {
       {"preset", required_argument, nullptr, kPreset}, {"table-bytes", required_argument, nullptr, kTableBytes},
       {"batches", required_argument, nullptr, kBatches}, {"seed", required_argument, nullptr, kSeed},
@@ -112,6 +116,7 @@ int bench_suite(int argc, char** argv) {
       {"json", no_argument, nullptr, kJson}, {"plot", required_argument, nullptr, kPlot},
       {"pmem", required_argument, nullptr, kPmem},
       {"lookahead", required_argument, nullptr, kLookahead}, {"device-bytes", required_argument, nullptr, kDeviceBytes},
+      {"lookahead-sync", no_argument, nullptr, kLookaheadSync},
       {"quiet", no_argument, nullptr, 'q'}, {"help", no_argument, nullptr, 'h'}, {nullptr, 0, nullptr, 0}};
   suite::SuiteOptions o;
   bool preset_set = false, configs_set = false;
@@ -169,6 +174,7 @@ int bench_suite(int argc, char** argv) {
       case kLookahead:
         if (!bench::parse_lookahead(optarg, &o.lookahead)) return bad("--lookahead", optarg, bench::kLookaheadWant);
         break;
+      case kLookaheadSync: o.lookahead_sync = true; break;
       case kDeviceBytes:
         if (parse_size(optarg, &o.device_bytes) < 0 || (o.device_bytes && o.device_bytes < (1u << 20)))
           return bad("--device-bytes", optarg, "want 0 (no probe) or a size of at least 1M (K, M, G suffixes)");
