@@ -62,7 +62,7 @@ void Lookahead::hint_mtier(size_t batch) {
     calls_++;
     pages_ += hi - lo;
     if (rc < 0) errors_++;
-    else if (async_) tickets_.emplace_back(batch, rc);
+    else if (async_ && rc > 0) tickets_.emplace_back(batch, rc);  // 0: nothing to wait for
   }
 }
 

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "word_runs.h"
+
 namespace mtier::daemon {
 
 void ensure_track(TableTrack* track, uint64_t pages) {
@@ -17,18 +19,23 @@ void ensure_track(TableTrack* track, uint64_t pages) {
 void read_places(TableTrack* track, const std::atomic<uint64_t>* words, uint64_t lo, uint64_t hi) {
   hi = std::min(hi, track->pages);
   if (lo >= hi) return;
-  for (uint64_t p = lo; p < hi; p++) {
-    policy::Place now = place_of_word(words[p].load(std::memory_order_relaxed));
-    policy::Place was = track->place[p];
-    if (was == now) continue;
-    if (track->primed) {
-      unsigned m = page_move(was, now);
-      if (m < kPageMoveKinds) track->moves[m]++;
+  const policy::Place never_written = place_of_word(0);
+  // Words in segment pages the client never wrote are not read (word_runs.h).
+  for_each_word_run(words, lo, hi, [&](uint64_t a, uint64_t b, bool held) {
+    for (uint64_t p = a; p < b; p++) {
+      policy::Place now = held ? place_of_word(words[p].load(std::memory_order_relaxed))
+                               : never_written;
+      policy::Place was = track->place[p];
+      if (was == now) continue;
+      if (track->primed) {
+        unsigned m = page_move(was, now);
+        if (m < kPageMoveKinds) track->moves[m]++;
+      }
+      track->count[static_cast<size_t>(was)]--;
+      track->count[static_cast<size_t>(now)]++;
+      track->place[p] = now;
     }
-    track->count[static_cast<size_t>(was)]--;
-    track->count[static_cast<size_t>(now)]++;
-    track->place[p] = now;
-  }
+  });
   // Primed once a pass's worth of pages was read: moves count from then on
   // (a page first read in DRAM was not "new to DRAM" just then).
   track->unread -= std::min(track->unread, hi - lo);

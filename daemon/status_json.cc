@@ -15,6 +15,7 @@
 #include "prometheus.h"
 #include "server.h"
 #include "util/json.h"
+#include "word_runs.h"
 
 namespace mtier::daemon {
 namespace {
@@ -64,8 +65,15 @@ Residency residency_of(const Client& c, const ipc::TableEntry& t, uint64_t lo, u
     for (uint64_t p = lo; p < hi; p++) r.add(it->second.place[p]);
     return r;
   }
+  // Words in segment pages the client never wrote are not read (word_runs.h).
   const std::atomic<uint64_t>* w = c.segment->words() + t.first_page;
-  for (uint64_t p = lo; p < hi; p++) r.add(place_of_word(w[p].load(std::memory_order_relaxed)));
+  for_each_word_run(w, lo, hi, [&](uint64_t a, uint64_t b, bool held) {
+    if (!held) {
+      r.untouched += b - a;  // place_of_word(0)
+      return;
+    }
+    for (uint64_t p = a; p < b; p++) r.add(place_of_word(w[p].load(std::memory_order_relaxed)));
+  });
   return r;
 }
 

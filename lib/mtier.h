@@ -170,7 +170,9 @@ struct mtier_range {
  * table + r * row_bytes. `id_bytes` is 4 (int32_t ids) or 8 (int64_t ids);
  * negative ids are ignored. Returns, synchronously, the number of pages read
  * from a store (>= 0); with MTIER_PREFETCH_ASYNC a ticket (> 0); or -EINVAL
- * (bad id_bytes or row_bytes 0), -ENOMEM. */
+ * (bad id_bytes or row_bytes 0), -ENOMEM. Returns 0 at once (no ticket, even
+ * with MTIER_PREFETCH_ASYNC) while a prefetch can bring nothing in: every
+ * table fits in the DRAM budget and no page is below DRAM. */
 MTIER_API long mtier_prefetch_rows(const void *table, size_t row_bytes, const void *ids,
                                    size_t n, int id_bytes, uint64_t batch, unsigned flags);
 

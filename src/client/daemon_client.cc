@@ -13,9 +13,9 @@
 namespace mtier::tools {
 namespace {
 
-// 15 s: the first status of a process with a 2^26-page table reads its
-// 512 MiB of page words for the first time (3 s here, over 5 s while CI
-// ran beside it); a daemon that answers late is not a dead one.
+// 15 s: a daemon that answers late (a status over tables of 2^26 pages and
+// more, written all over, on a loaded machine: the first of such took over
+// 5 s in CI) is not a dead one.
 constexpr int kTimeoutMs = 15000;
 
 // One message within the timeout: >0 bytes, or -errno with *why.

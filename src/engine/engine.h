@@ -137,6 +137,7 @@ class Engine {
   void open_segment();
   Prefetcher* prefetcher(int* err);
   long submit_prefetch(std::vector<PrefetchKey>&& keys, uint64_t batch, unsigned flags);
+  bool prefetch_can_help() const;
   static constexpr uint32_t kDirectoryTables = 4096;
   static constexpr uint32_t kRingSlots = 4096;
 

@@ -106,6 +106,10 @@ long resident_pages(void* addr, size_t len) {
   return count;
 }
 
+int pages_in_memory(const void* addr, size_t len, unsigned char* out) {
+  return mincore(const_cast<void*>(addr), len, out) == 0 ? 0 : -errno;
+}
+
 long long smaps_rss(const void* addr) {
   FILE* f = fopen("/proc/self/smaps", "re");
   if (!f) return -errno;

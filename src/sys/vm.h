@@ -32,6 +32,10 @@ void* map_reserve(size_t len);
 [[nodiscard]] int protect(void* addr, size_t len, bool writable);
 // Number of pages of [addr, addr+len) in memory (mincore), or -errno.
 [[nodiscard]] long resident_pages(void* addr, size_t len);
+// Whether each page of [addr, addr+len) (addr page-aligned) is in memory:
+// out[i] & 1 for page i (mincore; for a shared file mapping, whether the
+// file holds the page). 0 or -errno.
+[[nodiscard]] int pages_in_memory(const void* addr, size_t len, unsigned char* out);
 // Resident bytes of the process's mapping that contains addr, from
 // /proc/self/smaps ("Rss:"), or -errno.
 [[nodiscard]] long long smaps_rss(const void* addr);

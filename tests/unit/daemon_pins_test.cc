@@ -3,6 +3,8 @@
 // (daemon/page_scan.h).
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 
@@ -10,6 +12,8 @@
 #include "page_moves.h"
 #include "page_scan.h"
 #include "pins.h"
+#include "sys/vm.h"
+#include "word_runs.h"
 
 namespace mtier::daemon {
 namespace {
@@ -234,6 +238,67 @@ TEST(PageScan, TablesThatFitAreReadWholeEveryTick) {
   ensure_track(&ta, 2000);
   EXPECT_FALSE(ta.primed);
   EXPECT_EQ(ta.count[at(policy::Place::kUntouched)], 2000u);
+}
+
+// The words of a table in a shmem segment, as mtierd maps its clients'
+// (MAP_SHARED of a memfd), starting mid-page like a table's words do: the
+// scan reads only the segment pages the client wrote, and leaves the
+// memfd holding those alone (a read of any other would have made the
+// kernel allocate it); the places it finds are every word's.
+TEST(PageScan, ReadsOnlyTheSegmentPagesTheClientWrote) {
+  constexpr uint64_t kWordsPerPage = 4096 / 8, kSegPages = 64, kFirst = 100;
+  constexpr uint64_t kPages = kSegPages * kWordsPerPage - kFirst;  // the table's pages
+  int fd = sys::memfd_open("words", kSegPages * 4096);
+  ASSERT_GE(fd, 0);
+  void* base = sys::map_shared(fd, kSegPages * 4096);
+  ASSERT_NE(base, nullptr);
+  auto* words = static_cast<std::atomic<uint64_t>*>(base) + kFirst;
+  auto held_pages = [&] {
+    struct stat st;
+    EXPECT_EQ(fstat(fd, &st), 0);
+    return static_cast<uint64_t>(st.st_blocks) * 512 / 4096;
+  };
+  words[5].store(kDramWord);                          // segment page 0
+  words[10 * kWordsPerPage].store(kStoreWord);        // page 10
+  words[10 * kWordsPerPage + 1].store(kSlowWord);     // page 10
+  words[kPages - 1].store(kDramWord);                 // the last page
+  ASSERT_EQ(held_pages(), 3u);
+
+  std::vector<std::pair<uint64_t, uint64_t>> held_runs;
+  uint64_t covered = 0;
+  for_each_word_run(words, 0, kPages, [&](uint64_t a, uint64_t b, bool held) {
+    EXPECT_EQ(a, covered);  // consecutive runs covering the range
+    covered = b;
+    if (held) held_runs.push_back({a, b});
+  });
+  EXPECT_EQ(covered, kPages);
+  // Page 0 holds words [0, 512 - kFirst); page 10 words from 10 * 512 - kFirst on.
+  std::vector<std::pair<uint64_t, uint64_t>> want = {
+      {0, kWordsPerPage - kFirst},
+      {10 * kWordsPerPage - kFirst, 11 * kWordsPerPage - kFirst},
+      {(kSegPages - 1) * kWordsPerPage - kFirst, kPages}};
+  EXPECT_EQ(held_runs, want);
+
+  TableTrack t;
+  ensure_track(&t, kPages);
+  read_places(&t, words, 0, kPages);
+  EXPECT_EQ(held_pages(), 3u) << "the scan made the segment allocate pages it read";
+  EXPECT_EQ(t.count[at(policy::Place::kDram)], 2u);
+  EXPECT_EQ(t.count[at(policy::Place::kStore)], 1u);
+  EXPECT_EQ(t.count[at(policy::Place::kSlow)], 1u);
+  EXPECT_EQ(t.count[at(policy::Place::kUntouched)], kPages - 4);
+  EXPECT_EQ(t.place[kPages - 1], policy::Place::kDram);
+  // A window that starts and ends inside pages, and one inside a hole.
+  TableTrack w;
+  ensure_track(&w, kPages);
+  read_places(&w, words, 3, 10 * kWordsPerPage + 1);
+  EXPECT_EQ(w.count[at(policy::Place::kDram)], 1u);
+  EXPECT_EQ(w.count[at(policy::Place::kStore)], 1u);
+  EXPECT_EQ(w.count[at(policy::Place::kSlow)], 0u);  // word 10*512+1 is past the window
+  read_places(&w, words, 20 * kWordsPerPage, 30 * kWordsPerPage);
+  EXPECT_EQ(held_pages(), 3u);
+  EXPECT_EQ(sys::unmap(base, kSegPages * 4096), 0);
+  close(fd);
 }
 
 }  // namespace
