@@ -5,7 +5,11 @@
 // the words of a mostly untouched table would cost 8 bytes a table page -
 // 512 MiB for a 2^26-page table - and the first read of them seconds of
 // faults. A page the memfd does not hold has only zero words (ABSENT,
-// never written), so those are taken as zeros without being read.
+// never written), so those are taken as zeros without being read. (A page
+// of words the kernel swapped out under memory pressure is not held either:
+// its table pages then show as untouched in the daemon's view until the
+// client touches that page of words again - a wrong view for a while,
+// never wrong data: the daemon only reads the words.)
 #pragma once
 #include <atomic>
 #include <cstdint>
