@@ -24,19 +24,19 @@ constexpr uint64_t kPage = 4096;
 
 struct Residency {
   uint64_t dram = 0, slow = 0, store = 0, untouched = 0;
-  void add(policy::Place p) {
+  void add(policy::Place p, uint64_t pages = 1) {
     switch (p) {
       case policy::Place::kDram:
-        dram++;
+        dram += pages;
         break;
       case policy::Place::kSlow:
-        slow++;
+        slow += pages;
         break;
       case policy::Place::kStore:
-        store++;
+        store += pages;
         break;
       case policy::Place::kUntouched:
-        untouched++;
+        untouched += pages;
         break;
     }
   }
@@ -69,7 +69,7 @@ Residency residency_of(const Client& c, const ipc::TableEntry& t, uint64_t lo, u
   const std::atomic<uint64_t>* w = c.segment->words() + t.first_page;
   for_each_word_run(w, lo, hi, [&](uint64_t a, uint64_t b, bool held) {
     if (!held) {
-      r.untouched += b - a;  // place_of_word(0)
+      r.add(place_of_word(0), b - a);
       return;
     }
     for (uint64_t p = a; p < b; p++) r.add(place_of_word(w[p].load(std::memory_order_relaxed)));

@@ -99,8 +99,10 @@ long resident_pages(void* addr, size_t len) {
   std::vector<unsigned char> vec(kChunk);
   for (size_t done = 0; done < pages; done += kChunk) {
     size_t n = pages - done < kChunk ? pages - done : kChunk;
-    if (mincore(static_cast<char*>(addr) + done * kPageSize, n * kPageSize, vec.data()) != 0)
-      return -errno;
+    if (int rc = pages_in_memory(static_cast<char*>(addr) + done * kPageSize, n * kPageSize,
+                                 vec.data());
+        rc < 0)
+      return rc;
     for (size_t i = 0; i < n; i++) count += vec[i] & 1;
   }
   return count;
