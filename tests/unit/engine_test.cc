@@ -1056,6 +1056,32 @@ TEST_F(EngineTest, LookaheadPlacesNamedRowsBeforeTheyAreRead) {
 namespace mtier {
 namespace {
 
+// While every table fits in the budget and no page is below DRAM, a
+// prefetch returns 0 at once: nothing served, nothing pinned, no ticket
+// even when asked for one. Once pages are in the store it reads them.
+TEST_F(EngineTest, APrefetchDoesNothingWhileEveryTableFits) {
+  start();
+  int id;
+  const uint64_t pages = budget_pages() / 2;
+  char* t = table("fits", pages * kPage, &id);
+  for (uint64_t p = 0; p < pages; p++) fill_page(t + p * kPage, pattern(id, p, 1));
+  std::vector<int64_t> ids;
+  for (uint64_t p = 0; p < pages; p += 3) ids.push_back(static_cast<int64_t>(p));
+  EXPECT_EQ(engine_->prefetch_rows(t, kPage, ids.data(), ids.size(), 8, 1, false), 0);
+  EXPECT_EQ(engine_->prefetch_rows(t, kPage, ids.data(), ids.size(), 8, 1, kPrefetchAsync), 0);
+  PrefetchRange all{t, pages * kPage};
+  EXPECT_EQ(engine_->prefetch_ranges(&all, 1, 1, false), 0);
+  EXPECT_EQ(engine_->stats().prefetch_calls, 0u);
+  EXPECT_EQ(engine_->stats().pinned_pages, 0u);
+  ASSERT_EQ(engine_->evict_table(id), 0);  // its pages now in the store
+  EXPECT_EQ(engine_->prefetch_rows(t, kPage, ids.data(), ids.size(), 8, 2, false),
+            static_cast<long>(ids.size()));
+  EXPECT_EQ(engine_->stats().prefetch_calls, 1u);
+  for (uint64_t p = 0; p < pages; p++)
+    ASSERT_TRUE(check_page(t + p * kPage, pattern(id, p, 1))) << "page " << p;
+  ASSERT_EQ(engine_->free_table(id), 0);
+}
+
 // The store's copy changes behind mtier's back while reads still succeed:
 // one byte in every slot rewritten (pwrite), then the file truncated and
 // extended again (it reads zeros). The checksum each evicted page carries
