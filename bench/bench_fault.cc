@@ -31,6 +31,7 @@ const Probe kProbes[] = {
     {"device QD32 4 KiB random write and read", probe_device},
     {"placement ahead (COPY, CONTINUE, page cache) and the SIGBUS round trip", probe_placement},
     {"page checksum (crc32c)", probe_checksum},
+    {"unmapping a page: dirty or clean, one call each or 64 a call", probe_unmap},
 };
 
 struct RunState {

@@ -58,6 +58,13 @@ int probe_sampler(BenchConfig& c, bool on, Samples* s);
 // "sigbus" (bench_placement.cc).
 int probe_placement(BenchConfig& c, Samples* s);
 
+// Dropping a page's mapping, as the evictor does before a write-back: a
+// dirty or a clean entry, one madvise a page or 64 pages a process_madvise,
+// another thread of the process running: "unmap_dirty_each",
+// "unmap_dirty_vec", "unmap_clean_each", "unmap_clean_vec" (the _vec ones
+// only where the kernel takes them; bench_unmap.cc).
+int probe_unmap(BenchConfig& c, Samples* s);
+
 // `runs` runs of every probe above, then the sampler workload off and on,
 // their order alternating run by run, with progress on stderr
 // (bench_fault.cc). A probe that fails is printed and noted in *notes; one

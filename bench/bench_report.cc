@@ -24,6 +24,10 @@ const CostRow kCostRows[] = {
     {"place_copy", "placed_ahead_copy", "placed ahead: UFFDIO_COPY, then access"},
     {"place_continue", "placed_ahead_continue", "placed ahead: pwrite+CONTINUE, then access"},
     {"place_fill", "placed_ahead_page_cache", "placed ahead: pwrite, access maps it"},
+    {"unmap_dirty_each", "unmap_dirty_page", "unmap a dirty page, one madvise a page"},
+    {"unmap_dirty_vec", "unmap_dirty_64_a_call", "unmap dirty pages, 64 a process_madvise"},
+    {"unmap_clean_each", "unmap_clean_page", "unmap a clean page, one madvise a page"},
+    {"unmap_clean_vec", "unmap_clean_64_a_call", "unmap clean pages, 64 a process_madvise"},
 };
 
 struct RateRow {
@@ -126,9 +130,10 @@ void text_config(FILE* out, const BenchReport& r) {
           or_unknown(c.file_mode).c_str(), or_unknown(c.pmem_mode).c_str());
   fprintf(out,
           "  one toucher thread, pages in address order; engine: region 4 GiB, DRAM budget above "
-          "the table,\n  sampler off while timing, queue depth %u, evict batch %u, store files new "
-          "each run;\n  device: one StoreChannel of depth %u, random slots of a new file, written, "
-          "overwritten, read\n\n",
+          "the table,\n  sampler off while timing, no front-to-back walks or zero-fill ahead (a "
+          "fault a page),\n  queue depth %u, evict batch %u, store files new each run;\n  device: one StoreChannel of depth %u, random slots of a new file, written, "
+          "overwritten, read;\n  unmaps: every 4th page of a memfd mapping while another thread "
+          "of the process runs\n\n",
           Options{}.queue_depth, Options{}.evict_batch, kDeviceDepth);
 }
 

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -63,8 +64,9 @@ int read_at(int fd, uint64_t off, void* buf, size_t len) {
   return 0;
 }
 
-void* map_shared(int fd, size_t len) {
-  void* p = raw_mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+void* map_shared(int fd, size_t len, bool writable) {
+  void* p = raw_mmap(nullptr, len, writable ? PROT_READ | PROT_WRITE : PROT_READ,
+                     MAP_SHARED | MAP_NORESERVE, fd, 0);
   return p == MAP_FAILED ? nullptr : p;
 }
 
@@ -76,6 +78,26 @@ void* map_reserve(size_t len) {
 int unmap(void* addr, size_t len) { return raw_call(syscall(SYS_munmap, addr, len)); }
 
 int zap(void* addr, size_t len) { return raw_call(syscall(SYS_madvise, addr, len, MADV_DONTNEED)); }
+
+int pidfd_self() {
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+  long fd = syscall(SYS_pidfd_open, getpid(), 0);
+  return fd < 0 ? -errno : static_cast<int>(fd);
+}
+
+long zap_ranges(int pidfd, void* const* addrs, const size_t* lens, size_t n) {
+#ifndef SYS_process_madvise
+#define SYS_process_madvise 440
+#endif
+  constexpr size_t kMaxRanges = 1024;  // IOV_MAX
+  if (n > kMaxRanges) return -EINVAL;
+  struct iovec iov[kMaxRanges];
+  for (size_t i = 0; i < n; i++) iov[i] = {addrs[i], lens[i]};
+  long rc = syscall(SYS_process_madvise, pidfd, iov, n, MADV_DONTNEED, 0);
+  return rc < 0 ? -errno : rc;
+}
 
 int populate_read(void* addr, size_t len) {
 #ifndef MADV_POPULATE_READ

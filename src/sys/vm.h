@@ -15,14 +15,31 @@ namespace mtier::sys {
 // Reads [off, off+len) of fd into buf (pread, retried on EINTR and short
 // reads; a hole reads as zeros). 0, -EIO at end of file, or -errno.
 [[nodiscard]] int read_at(int fd, uint64_t off, void* buf, size_t len);
-// Maps fd shared at [0, len). Returns the address or nullptr (errno set).
-void* map_shared(int fd, size_t len);
+// Maps fd shared at [0, len), read-write or (writable false) read-only.
+// Returns the address or nullptr (errno set).
+void* map_shared(int fd, size_t len, bool writable = true);
 // Reserves address space only: PROT_NONE, MAP_NORESERVE.
 void* map_reserve(size_t len);
 [[nodiscard]] int unmap(void* addr, size_t len);
 // Drops the page-table entries of a shared mapping; the file keeps the pages,
 // so the next access is a MINOR fault (the access sampler's "zap").
 [[nodiscard]] int zap(void* addr, size_t len);
+// A pidfd of this process (pidfd_open), for zap_ranges; the caller closes
+// it (and opens another after a fork: it names the process it was opened
+// in). fd or -errno.
+[[nodiscard]] int pidfd_self();
+// zap() over n ranges in one call: process_madvise(MADV_DONTNEED) through
+// `pidfd`, which must name the calling process (Linux 6.13 and later take
+// any advice for the caller's own memory). Ranges are page-aligned
+// (address, length) pairs, n at most 1024 (IOV_MAX). Returns the bytes
+// advised, or -errno (-EINVAL where the kernel lacks it). Where the kernel
+// batches one TLB flush over all the ranges (6.16) it does so only for
+// entries it may drop lazily: a dirty entry of a shared file mapping is
+// flushed before its zap returns, one flush per range - and in a writable
+// shared mapping of shared memory every entry is dirty, a read fault's too
+// (the kernel marks it so, the page being dirty). `mtier bench fault`
+// measures both kinds.
+[[nodiscard]] long zap_ranges(int pidfd, void* const* addrs, const size_t* lens, size_t n);
 // Maps the pages of [addr, addr+len) that the file already holds
 // (MADV_POPULATE_READ). 0 or -errno.
 [[nodiscard]] int populate_read(void* addr, size_t len);

@@ -1,0 +1,133 @@
+// Probe 8: what dropping a page's mapping costs the evictor, and whether
+// the kernel batches it. Every dirty victim is unmapped before its
+// write-back (its next access then faults), and each unmap is a TLB
+// shootdown reaching the CPU the trainer runs on. Measured here:
+// - "unmap_dirty_each": a page's entry in a writable shared mapping of a
+//   memfd (the engine's region) dropped with madvise(MADV_DONTNEED), one
+//   call a page. Such entries are all dirty: the trainer writes its rows,
+//   UFFDIO_COPY and CONTINUE install them dirty, and even a read fault's
+//   entry is made dirty when the mapping is writable (the page is);
+// - "unmap_dirty_vec": the same, 64 pages in one process_madvise();
+// - "unmap_clean_each" and "unmap_clean_vec": the same in a read-only
+//   mapping of the memfd, whose entries are clean: the kernel may drop
+//   those lazily and flush once for all the ranges of a call (Linux 6.16),
+//   which it cannot do for dirty ones.
+// Victims are every 4th page (not adjacent: each is its own range), while
+// another thread of the process reads its own memory (the trainer: without
+// it a flush stays on the local CPU).
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <thread>
+#include <vector>
+
+#include "bench_probes.h"
+#include "sys/vm.h"
+
+namespace mtier::tools::bench {
+namespace {
+
+constexpr uint64_t kStride = 4;   // a victim every kStride pages
+constexpr size_t kRangesACall = 64;
+
+// A thread of this process that keeps reading its own buffer until stopped.
+class Spinner {
+ public:
+  Spinner() : buf_(64 * 4096, 1) {
+    thread_ = std::thread([this] {
+      unsigned long sum = 0;
+      while (!stop_.load(std::memory_order_relaxed))
+        for (size_t i = 0; i < buf_.size(); i += 4096) sum += static_cast<unsigned char>(buf_[i]);
+      sink_.store(sum, std::memory_order_relaxed);
+    });
+  }
+  ~Spinner() {
+    stop_.store(true, std::memory_order_relaxed);
+    thread_.join();
+  }
+
+ private:
+  std::vector<char> buf_;
+  std::atomic<bool> stop_{false};
+  std::atomic<unsigned long> sink_{0};
+  std::thread thread_;
+};
+
+struct Mapping {
+  int fd = -1;
+  char* map = nullptr;       // read-write
+  char* readonly = nullptr;  // the same pages, read-only
+  size_t bytes = 0;
+  ~Mapping() {
+    if (map) (void)sys::unmap(map, bytes);
+    if (readonly) (void)sys::unmap(readonly, bytes);
+    if (fd >= 0) close(fd);
+  }
+};
+
+// Unmaps every kStride-th page, one madvise a page, or kRangesACall in one
+// zap_ranges through `pidfd` (>= 0). Microseconds a page in *us.
+int time_unmaps(char* base, uint64_t pages, int pidfd, std::vector<double>* us) {
+  std::vector<void*> addrs;
+  for (uint64_t p = 0; p < pages; p += kStride) addrs.push_back(base + p * 4096);
+  us->clear();
+  if (pidfd < 0) {
+    for (void* a : addrs) {
+      auto t0 = Clock::now();
+      if (int rc = sys::zap(a, 4096); rc < 0) return rc;
+      us->push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+    }
+    return 0;
+  }
+  const std::vector<size_t> lens(kRangesACall, 4096);
+  for (size_t i = 0; i < addrs.size(); i += kRangesACall) {
+    size_t n = std::min(kRangesACall, addrs.size() - i);
+    auto t0 = Clock::now();
+    if (long rc = sys::zap_ranges(pidfd, &addrs[i], lens.data(), n); rc < 0)
+      return static_cast<int>(rc);
+    double each = std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / n;
+    us->insert(us->end(), n, each);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int probe_unmap(BenchConfig& c, Samples* s) {
+  // At most 16384 pages: the cost a page does not depend on the table's size.
+  uint64_t pages = std::min<uint64_t>(c.pages, 16384);
+  Mapping m;
+  m.bytes = pages * 4096;
+  if ((m.fd = sys::memfd_open("mtier-bench-unmap", m.bytes)) < 0) return m.fd;
+  if (!(m.map = static_cast<char*>(sys::map_shared(m.fd, m.bytes)))) return -errno;
+  if (!(m.readonly = static_cast<char*>(sys::map_shared(m.fd, m.bytes, false)))) return -errno;
+  dirty_all(m.map, pages);  // every page in the memfd
+  int pidfd = sys::pidfd_self();  // < 0: no process_madvise rows (an older kernel)
+  Spinner trainer;
+  std::vector<double> us;
+  int rc = 0;
+  for (bool clean : {false, true}) {
+    for (bool batched : {false, true}) {
+      if (batched && pidfd < 0) continue;
+      char* base = clean ? m.readonly : m.map;
+      if (clean) read_all(base, pages);  // mapped by read faults
+      else dirty_all(base, pages);
+      rc = time_unmaps(base, pages, batched ? pidfd : -1, &us);
+      // A kernel that does not take MADV_DONTNEED through process_madvise
+      // for the caller (before 6.13): those rows stay unmeasured.
+      if (batched && rc == -EINVAL) {
+        rc = 0;
+        continue;
+      }
+      if (rc < 0) break;
+      add_costs(s, std::string("unmap_") + (clean ? "clean" : "dirty") + (batched ? "_vec" : "_each"),
+                std::move(us));
+    }
+    if (rc < 0) break;
+  }
+  if (pidfd >= 0) close(pidfd);
+  return rc;
+}
+
+}  // namespace mtier::tools::bench
