@@ -130,6 +130,8 @@ int probe_file_engine(BenchConfig& c, Samples* s) {
   add_costs(s, "zero", time_touches(t.base, t.pages, true));
   expect(
       "first touch (zero fill)", [&] { return stats_of(t).zero_fills; }, t.pages);
+  expect(
+      "first touch: one fault a page", [&] { return stats_of(t).missing_faults; }, t.pages);
   // What the sampler does to a page: its PTE goes, the page stays in the memfd.
   if ((rc = sys::zap(t.base, t.pages * 4096)) < 0) return rc;
   add_costs(s, "minor", time_touches(t.base, t.pages, false));
@@ -139,6 +141,9 @@ int probe_file_engine(BenchConfig& c, Samples* s) {
   add_costs(s, "fetch_file", time_touches(t.base, t.pages, false));
   expect(
       "fetch from the file store", [&] { return stats_of(t).fetches; }, t.pages);
+  expect(
+      "fetch from the file store: one fault a page",
+      [&] { return stats_of(t).missing_faults; }, 2 * t.pages);
   // Dirty every page again and evict once more: the slots are reused, so
   // this is the steady state of a long run (overwrites, not allocations).
   for (uint64_t p = 0; p < t.pages; p++) t.base[p * 4096] ^= 1;
