@@ -172,6 +172,7 @@ void print_json(FILE* out, const SuiteOptions& o, const SuiteResults& r) {
                        {"oracle",
                         {{"capacity_pages", b.oracle.capacity_pages},
                          {"min_misses", b.oracle.references - b.oracle.min_hits},
+                         {"lru_misses", b.oracle.references - b.oracle.lru_hits},
                          {"min_hit_ratio", json_num(b.oracle.min_hit_ratio())},
                          {"lru_hit_ratio", json_num(b.oracle.lru_hit_ratio())}}},
                        {"configs", std::move(configs)},

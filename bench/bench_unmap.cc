@@ -17,8 +17,11 @@
 // it a flush stays on the local CPU).
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <new>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -34,17 +37,26 @@ constexpr size_t kRangesACall = 64;
 // A thread of this process that keeps reading its own buffer until stopped.
 class Spinner {
  public:
-  Spinner() : buf_(64 * 4096, 1) {
-    thread_ = std::thread([this] {
-      unsigned long sum = 0;
-      while (!stop_.load(std::memory_order_relaxed))
-        for (size_t i = 0; i < buf_.size(); i += 4096) sum += static_cast<unsigned char>(buf_[i]);
-      sink_.store(sum, std::memory_order_relaxed);
-    });
+  // 0, or -EAGAIN / -ENOMEM when no thread could be started.
+  int start() {
+    try {
+      buf_.assign(64 * 4096, 1);
+      thread_ = std::thread([this] {
+        unsigned long sum = 0;
+        while (!stop_.load(std::memory_order_relaxed))
+          for (size_t i = 0; i < buf_.size(); i += 4096) sum += static_cast<unsigned char>(buf_[i]);
+        sink_.store(sum, std::memory_order_relaxed);
+      });
+    } catch (const std::system_error&) {
+      return -EAGAIN;
+    } catch (const std::bad_alloc&) {
+      return -ENOMEM;
+    }
+    return 0;
   }
   ~Spinner() {
     stop_.store(true, std::memory_order_relaxed);
-    thread_.join();
+    if (thread_.joinable()) thread_.join();
   }
 
  private:
@@ -105,9 +117,10 @@ int probe_unmap(BenchConfig& c, Samples* s) {
   dirty_all(m.map, pages);  // every page in the memfd
   int pidfd = sys::pidfd_self();  // < 0: no process_madvise rows (an older kernel)
   Spinner trainer;
+  int rc = trainer.start();
   std::vector<double> us;
-  int rc = 0;
   for (bool clean : {false, true}) {
+    if (rc < 0) break;
     for (bool batched : {false, true}) {
       if (batched && pidfd < 0) continue;
       char* base = clean ? m.readonly : m.map;
@@ -124,7 +137,6 @@ int probe_unmap(BenchConfig& c, Samples* s) {
       add_costs(s, std::string("unmap_") + (clean ? "clean" : "dirty") + (batched ? "_vec" : "_each"),
                 std::move(us));
     }
-    if (rc < 0) break;
   }
   if (pidfd >= 0) close(pidfd);
   return rc;
