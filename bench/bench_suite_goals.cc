@@ -140,10 +140,10 @@ std::vector<Goal> lookahead_goals(const SuiteResults& r) {
       double x = m->lookups_per_second / k->lookups_per_second;
       judge(&unhinted, m, x >= 1.0, fmt("%.2fx", x) + " (best kernel: " + k->name() + ")");
     }
-    uint64_t min_misses = b->oracle.references - b->oracle.min_hits;
+    uint64_t min_misses = b->oracle.min_misses();
     // LRU's beside it: what a policy that knows only the past reaches on
     // this trace (on a short trace MIN stays far ahead of any such policy).
-    uint64_t lru_misses = b->oracle.references - b->oracle.lru_hits;
+    uint64_t lru_misses = b->oracle.lru_misses();
     if (m->misses < 0) {
       misses.reason = "mtier's reads below DRAM were not measured";
     } else {

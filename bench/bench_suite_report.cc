@@ -59,8 +59,8 @@ void print_text(FILE* out, const SuiteOptions& o, const SuiteResults& r) {
     fprintf(out, "\nbudget %u%% (%.1f MiB; cgroup limit %.1f MiB); oracle: MIN hit ratio %.4f (%" PRIu64
             " misses), LRU %.4f (%" PRIu64 " misses), both with %" PRIu64 " pages\n",
             b.pct, b.bytes / 1048576.0, b.cgroup_limit / 1048576.0, b.oracle.min_hit_ratio(),
-            b.oracle.references - b.oracle.min_hits, b.oracle.lru_hit_ratio(),
-            b.oracle.references - b.oracle.lru_hits, b.oracle.capacity_pages);
+            b.oracle.min_misses(), b.oracle.lru_hit_ratio(),
+            b.oracle.lru_misses(), b.oracle.capacity_pages);
     fprintf(out, "  %-26s %10s %7s %9s %6s %8s %9s %9s %8s %7s %6s %8s %5s\n", "config", "lookups/s", "x DRAM",
             "hit ratio", "/ MIN", "misses", "read MiB", "write MiB", "replay s", "dev s", "/ dev", "p99 ms", "runs");
     for (auto& cell : b.cells) {
@@ -171,8 +171,8 @@ void print_json(FILE* out, const SuiteOptions& o, const SuiteResults& r) {
                        {"cgroup_limit", b.cgroup_limit},
                        {"oracle",
                         {{"capacity_pages", b.oracle.capacity_pages},
-                         {"min_misses", b.oracle.references - b.oracle.min_hits},
-                         {"lru_misses", b.oracle.references - b.oracle.lru_hits},
+                         {"min_misses", b.oracle.min_misses()},
+                         {"lru_misses", b.oracle.lru_misses()},
                          {"min_hit_ratio", json_num(b.oracle.min_hit_ratio())},
                          {"lru_hit_ratio", json_num(b.oracle.lru_hit_ratio())}}},
                        {"configs", std::move(configs)},

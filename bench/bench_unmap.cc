@@ -81,23 +81,21 @@ struct Mapping {
 // Unmaps every kStride-th page, one madvise a page, or kRangesACall in one
 // zap_ranges through `pidfd` (>= 0). Microseconds a page in *us.
 int time_unmaps(char* base, uint64_t pages, int pidfd, std::vector<double>* us) {
-  std::vector<void*> addrs;
-  for (uint64_t p = 0; p < pages; p += kStride) addrs.push_back(base + p * 4096);
+  std::vector<struct iovec> victims;
+  for (uint64_t p = 0; p < pages; p += kStride) victims.push_back({base + p * 4096, 4096});
   us->clear();
   if (pidfd < 0) {
-    for (void* a : addrs) {
+    for (const struct iovec& v : victims) {
       auto t0 = Clock::now();
-      if (int rc = sys::zap(a, 4096); rc < 0) return rc;
+      if (int rc = sys::zap(v.iov_base, v.iov_len); rc < 0) return rc;
       us->push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
     }
     return 0;
   }
-  const std::vector<size_t> lens(kRangesACall, 4096);
-  for (size_t i = 0; i < addrs.size(); i += kRangesACall) {
-    size_t n = std::min(kRangesACall, addrs.size() - i);
+  for (size_t i = 0; i < victims.size(); i += kRangesACall) {
+    size_t n = std::min(kRangesACall, victims.size() - i);
     auto t0 = Clock::now();
-    if (long rc = sys::zap_ranges(pidfd, &addrs[i], lens.data(), n); rc < 0)
-      return static_cast<int>(rc);
+    if (long rc = sys::zap_ranges(pidfd, &victims[i], n); rc < 0) return static_cast<int>(rc);
     double each = std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / n;
     us->insert(us->end(), n, each);
   }

@@ -40,6 +40,8 @@ struct OracleResult {
   uint64_t min_hits = 0, lru_hits = 0;
   double min_hit_ratio() const;  // hits / references, 0 if none
   double lru_hit_ratio() const;
+  uint64_t min_misses() const { return references - min_hits; }
+  uint64_t lru_misses() const { return references - lru_hits; }
 };
 
 // How far simulate() is, for a progress line: references stepped through

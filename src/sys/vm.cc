@@ -87,15 +87,11 @@ int pidfd_self() {
   return fd < 0 ? -errno : static_cast<int>(fd);
 }
 
-long zap_ranges(int pidfd, void* const* addrs, const size_t* lens, size_t n) {
+long zap_ranges(int pidfd, const struct iovec* ranges, size_t n) {
 #ifndef SYS_process_madvise
 #define SYS_process_madvise 440
 #endif
-  constexpr size_t kMaxRanges = 1024;  // IOV_MAX
-  if (n > kMaxRanges) return -EINVAL;
-  struct iovec iov[kMaxRanges];
-  for (size_t i = 0; i < n; i++) iov[i] = {addrs[i], lens[i]};
-  long rc = syscall(SYS_process_madvise, pidfd, iov, n, MADV_DONTNEED, 0);
+  long rc = syscall(SYS_process_madvise, pidfd, ranges, n, MADV_DONTNEED, 0);
   return rc < 0 ? -errno : rc;
 }
 

@@ -1,6 +1,7 @@
 // Memory-mapping and file syscalls used by the region: each returns 0 or -errno.
 #pragma once
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <cstddef>
 #include <cstdint>
 
@@ -30,8 +31,8 @@ void* map_reserve(size_t len);
 [[nodiscard]] int pidfd_self();
 // zap() over n ranges in one call: process_madvise(MADV_DONTNEED) through
 // `pidfd`, which must name the calling process (Linux 6.13 and later take
-// any advice for the caller's own memory). Ranges are page-aligned
-// (address, length) pairs, n at most 1024 (IOV_MAX). Returns the bytes
+// any advice for the caller's own memory). Ranges are page-aligned, n at
+// most IOV_MAX (1024; more is -EINVAL). Returns the bytes
 // advised, or -errno (-EINVAL where the kernel lacks it). Where the kernel
 // batches one TLB flush over all the ranges (6.16) it does so only for
 // entries it may drop lazily: a dirty entry of a shared file mapping is
@@ -39,7 +40,7 @@ void* map_reserve(size_t len);
 // shared mapping of shared memory every entry is dirty, a read fault's too
 // (the kernel marks it so, the page being dirty). `mtier bench fault`
 // measures both kinds.
-[[nodiscard]] long zap_ranges(int pidfd, void* const* addrs, const size_t* lens, size_t n);
+[[nodiscard]] long zap_ranges(int pidfd, const struct iovec* ranges, size_t n);
 // Maps the pages of [addr, addr+len) that the file already holds
 // (MADV_POPULATE_READ). 0 or -errno.
 [[nodiscard]] int populate_read(void* addr, size_t len);

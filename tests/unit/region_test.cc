@@ -113,9 +113,9 @@ TEST(SysVm, ZapRangesDropsExactlyTheRangesGiven) {
                                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
   ASSERT_NE(anon, MAP_FAILED);
   memcpy(anon, rw, kBytes);
-  void* addrs[] = {anon + 2 * 4096, anon + 5 * 4096, rw + 7 * 4096};
-  size_t lens[] = {4096, 2 * 4096, 4096};
-  long rc = sys::zap_ranges(pidfd, addrs, lens, 3);
+  std::vector<struct iovec> ranges = {
+      {anon + 2 * 4096, 4096}, {anon + 5 * 4096, 2 * 4096}, {rw + 7 * 4096, 4096}};
+  long rc = sys::zap_ranges(pidfd, ranges.data(), ranges.size());
   if (rc == -EINVAL) GTEST_SKIP() << "this kernel does not take MADV_DONTNEED through "
                                      "process_madvise for the caller (Linux 6.13 and later do)";
   ASSERT_EQ(rc, 4 * 4096) << strerror(static_cast<int>(-rc));
@@ -125,7 +125,8 @@ TEST(SysVm, ZapRangesDropsExactlyTheRangesGiven) {
     EXPECT_EQ(ro[p * 4096], static_cast<char>(p + 1)) << "page " << p;  // the memfd keeps all
     EXPECT_EQ(rw[p * 4096], static_cast<char>(p + 1)) << "page " << p;  // a zapped entry refaults
   }
-  EXPECT_EQ(sys::zap_ranges(pidfd, addrs, lens, 1025), -EINVAL);  // more than IOV_MAX
+  ranges.resize(1025, ranges[0]);
+  EXPECT_EQ(sys::zap_ranges(pidfd, ranges.data(), ranges.size()), -EINVAL);  // more than IOV_MAX
   // The read-only mapping is read-only (its line in /proc/self/maps).
   char want[32];
   snprintf(want, sizeof want, "%lx-", reinterpret_cast<unsigned long>(ro));
