@@ -132,8 +132,8 @@ int probe_unmap(BenchConfig& c, Samples* s) {
         continue;
       }
       if (rc < 0) break;
-      add_costs(s, std::string("unmap_") + (clean ? "clean" : "dirty") + (batched ? "_vec" : "_each"),
-                std::move(us));
+      std::string key = std::string("unmap_") + (clean ? "clean" : "dirty");
+      add_costs(s, key + (batched ? "_vec" : "_each"), std::move(us));
     }
   }
   if (pidfd >= 0) close(pidfd);
