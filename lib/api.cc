@@ -188,6 +188,13 @@ long mtier_prefetch_wait(long ticket, int timeout_ms) {
   });
 }
 
+int mtier_prefetch_useful(void) {
+  return guarded([&] {
+    mtier::Engine* e = prefetching();
+    return e && e->prefetch_useful() ? 1 : 0;
+  });
+}
+
 int mtier_prefetch_advance(uint64_t batch) {
   return guarded([&] {
     mtier::Engine* e = prefetching();

@@ -191,6 +191,13 @@ MTIER_API long mtier_prefetch_wait(long ticket, int timeout_ms);
  * when the engine is not running. */
 MTIER_API int mtier_prefetch_advance(uint64_t batch);
 
+/* 1 while naming pages can do anything (a prefetch can bring pages in, or
+ * pages are pinned); 0 while it cannot (every table fits in the DRAM budget,
+ * no page is below DRAM, nothing is pinned), in a forked child, or when the
+ * engine is not running. Cheap (no system call, no wait): a caller whose
+ * ids must be gathered or converted first checks it before it does. */
+MTIER_API int mtier_prefetch_useful(void);
+
 /* One line that says which tiers, stores and heat sources are active.
  * Returns the length written (truncated to len-1), or -ENODEV. */
 MTIER_API int mtier_describe(char *buf, size_t len);

@@ -29,6 +29,9 @@ class Lib:
         self.prefetch_advance = dll.mtier_prefetch_advance
         self.prefetch_advance.argtypes = [c.c_uint64]
         self.prefetch_advance.restype = c.c_int
+        self.prefetch_useful = dll.mtier_prefetch_useful
+        self.prefetch_useful.argtypes = []
+        self.prefetch_useful.restype = c.c_int
 
 
 def load():

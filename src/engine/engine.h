@@ -2,6 +2,7 @@
 // evictor and sampler, the stores. Created once per process (the C API keeps
 // the instance). All methods are thread-safe; ints are 0 / id or -errno.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -121,8 +122,15 @@ class Engine {
                                    int id_bytes, uint64_t batch, unsigned flags);
   [[nodiscard]] long prefetch_wait(long ticket, int timeout_ms);
   // Releases the pins of batches before `batch` (in order with the
-  // prefetches queued before it). 0 or -errno.
+  // prefetches queued before it). While a prefetch can bring nothing in
+  // and nothing is pinned, the advance is only recorded (no round trip
+  // through the prefetcher's thread, which is not even started) and put
+  // before the next prefetch served. 0 or -errno.
   [[nodiscard]] int prefetch_advance(uint64_t batch);
+  // Whether naming pages can do anything: a prefetch can bring pages in
+  // (prefetch_can_help) or pages are pinned. No wait, no system call: for callers that
+  // would rather not build a prefetch's arguments for nothing.
+  bool prefetch_useful() const;
 
   // The tiers and sources in effect, one line ("mtier: tiers: ...").
   std::string describe() const;
@@ -148,6 +156,7 @@ class Engine {
   std::unique_ptr<DaemonLink> link_;
   std::mutex prefetcher_mu_;  // a leaf: the prefetcher's start
   std::unique_ptr<Prefetcher> prefetcher_;
+  std::atomic<uint64_t> deferred_advance_{0};  // recorded by prefetch_advance; 0: none
   bool directory_full_said_ = false;
 };
 

@@ -67,8 +67,10 @@ def main():
                    [values(b) for b in loader], want(23, 4))
             expect(f"{tag}: len", len(loader), 6)
     # The lookahead really runs: once an embedding op on a managed table
-    # (4 MiB: run with --min-bytes 2M) has used batch 1's ids, the next
-    # batch pulls K more from a loader with workers; not from one without.
+    # (4 MiB: run with --min-bytes 2M, and a budget below it, --dram 2M,
+    # else a prefetch could bring nothing in and nothing is pulled ahead)
+    # has used batch 1's ids, the next batch pulls K more from a loader
+    # with workers; not from one without.
     k = int(sys.argv[1]) if len(sys.argv) > 1 else 1
     emb = torch.nn.EmbeddingBag(16384, 64, mode="sum")
     for workers, more in ((1, k), (0, 0)):

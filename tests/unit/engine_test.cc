@@ -1073,10 +1073,21 @@ TEST_F(EngineTest, APrefetchDoesNothingWhileEveryTableFits) {
   EXPECT_EQ(engine_->prefetch_ranges(&all, 1, 1, false), 0);
   EXPECT_EQ(engine_->stats().prefetch_calls, 0u);
   EXPECT_EQ(engine_->stats().pinned_pages, 0u);
+  EXPECT_FALSE(engine_->prefetch_useful());
+  EXPECT_EQ(engine_->prefetch_advance(1), 0);  // recorded only
   ASSERT_EQ(engine_->evict_table(id), 0);  // its pages now in the store
+  EXPECT_TRUE(engine_->prefetch_useful());
   EXPECT_EQ(engine_->prefetch_rows(t, kPage, ids.data(), ids.size(), 8, 2, false),
             static_cast<long>(ids.size()));
   EXPECT_EQ(engine_->stats().prefetch_calls, 1u);
+  EXPECT_EQ(engine_->stats().pinned_pages, ids.size());
+  // Pinned pages keep it useful (their advance must go through), and the
+  // advance past their batch releases them.
+  EXPECT_TRUE(engine_->prefetch_useful());
+  EXPECT_EQ(engine_->prefetch_advance(3), 0);
+  // Served in order: a synchronous prefetch of nothing returns after it.
+  EXPECT_EQ(engine_->prefetch_rows(t, kPage, ids.data(), 0, 8, 3, false), 0);
+  EXPECT_EQ(engine_->stats().pinned_pages, 0u);
   for (uint64_t p = 0; p < pages; p++)
     ASSERT_TRUE(check_page(t + p * kPage, pattern(id, p, 1))) << "page " << p;
   ASSERT_EQ(engine_->free_table(id), 0);
