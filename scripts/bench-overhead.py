@@ -128,14 +128,8 @@ def child(args):
             hooks.clear()
             if k == "mtier":
                 hooks.update(installed)
-            model, opt = models[k], opts[k]
             t0 = time.thread_time()
-            z = model(inputs[0], inputs[1])
-            loss = loss_fn(z, inputs[2])
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            losses[k] = loss.item()
+            losses[k] = D.train_step(models[k], opts[k], loss_fn, inputs)
             dt = time.thread_time() - t0
             if i >= warmup:
                 times[k].append(dt)

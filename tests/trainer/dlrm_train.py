@@ -339,6 +339,17 @@ def build_model(torch, w, dense_mlp, top_mlp, init, chunk_bytes):
     return DLRM()
 
 
+def train_step(model, opt, loss_fn, inputs):
+    """One step on inputs (dense, ids, labels): forward, loss, backward,
+    SGD; returns the loss as a float."""
+    z = model(inputs[0], inputs[1])
+    loss = loss_fn(z, inputs[2])
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    opt.step()
+    return loss.item()
+
+
 def weights_sha256(model, chunk=64 << 20):
     """sha256 over every parameter in named_parameters() order: its name,
     shape and dtype, then its bytes, read in row chunks (no full copy)."""
@@ -450,12 +461,7 @@ def main():
             # keeps the old copy of every table page this process writes.
             log(f"workers_private_bytes {children_private_bytes()}")
         c0 = time.perf_counter()
-        z = model(inputs[0], inputs[1])
-        loss = loss_fn(z, inputs[2])
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        value = loss.item()
+        value = train_step(model, opt, loss_fn, inputs)
         dt = time.perf_counter() - c0
         step_times.append(dt)
         compute += dt
