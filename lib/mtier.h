@@ -194,7 +194,7 @@ MTIER_API int mtier_prefetch_advance(uint64_t batch);
 /* 1 while naming pages can do anything (a prefetch can bring pages in, or
  * pages are pinned); 0 while it cannot (every table fits in the DRAM budget,
  * no page is below DRAM, nothing is pinned), in a forked child, or when the
- * engine is not running. Cheap (no system call, no wait): a caller whose
+ * engine is not running. Cheap (a few counters read, no I/O): a caller whose
  * ids must be gathered or converted first checks it before it does. */
 MTIER_API int mtier_prefetch_useful(void);
 

@@ -128,7 +128,7 @@ class Engine {
   // before the next prefetch served. 0 or -errno.
   [[nodiscard]] int prefetch_advance(uint64_t batch);
   // Whether naming pages can do anything: a prefetch can bring pages in
-  // (prefetch_can_help) or pages are pinned. No wait, no system call: for callers that
+  // (prefetch_can_help) or pages are pinned. A few counters read: for callers that
   // would rather not build a prefetch's arguments for nothing.
   bool prefetch_useful() const;
 

@@ -128,6 +128,10 @@ bool Engine::prefetch_useful() const {
 
 // Measured with the PyTorch trainer and a budget of twice its tables: an
 // advance a step woke the prefetcher's thread for nothing (and started it).
+// A recorded advance goes before the next prefetch served; should a
+// prefetch still queued pin pages after it was recorded (the budget grew
+// meanwhile), they stay pinned until then: within the pin limit, so the
+// evictor still has victims.
 int Engine::prefetch_advance(uint64_t batch) {
   if (!prefetch_useful()) {
     deferred_advance_.store(batch, std::memory_order_relaxed);
