@@ -20,7 +20,8 @@ workload options, same seed); B is each of --budgets, in % of the table bytes:
   mtier B% K=1     for each B >= 100: LD_PRELOAD=libmtier.so,
                    MTIER_DRAM_BYTES = B% of the table bytes, MTIER_LOOKAHEAD=1
                    (the integration's overhead; goal: at most 3% slower than
-                   the baseline)
+                   the baseline; scripts/bench-overhead.py measures it inside
+                   one process, free of the drift between runs)
   swap B%          for each B < 100: no mtier, the kernel's swap: run by
                    `mtier bench swap-run` in a memory cgroup whose limit is
                    B% of the table bytes + the trainer's non-table memory
@@ -401,6 +402,8 @@ for i in "${!names[@]}"; do
     echo "goal: ${labels[$i]} at most 3% slower than all-DRAM: steps/s ratio $r1 -> $verdict" \
       "(med-step ratio $r2; median of the $REPEATS paired runs' ratios $(printf '%.3f' "$paired");" \
       "baseline spread $(spread base steps_per_s) across $REPEATS runs)"
+    echo "  (runs of one configuration differ by more than 3% on a shared machine; the same cost" \
+      "measured inside one process, where that cancels: scripts/bench-overhead.py)"
   fi
 done
 for i in "${!names[@]}"; do
