@@ -84,7 +84,7 @@ def child(args):
     """One run, under libmtier.so: prints one JSON line on stdout."""
     import numpy as np
     import dlrm_train as D
-    from workload import Table, Workload
+    from workload import Workload
     import torch
     from mtier import _boot, _lib
 
@@ -92,12 +92,8 @@ def child(args):
     if lib is None:
         sys.exit("bench-overhead.py: --child runs only under LD_PRELOAD=libmtier.so")
     torch.set_num_threads(1)
-    spec = D.parse_tables(D.PRESETS[args.preset]["tables"])
     zipf = [float(z) for z in D.ZIPF_DEFAULT.split(",")]
-    tables = []
-    for c, r, d in spec:
-        for _ in range(c):
-            tables.append(Table(r, d, zipf[len(tables) % len(zipf)]))
+    tables = D.make_tables(D.parse_tables(D.PRESETS[args.preset]["tables"]), zipf)
     w = Workload(tables, D.PRESETS[args.preset]["batch"], args.steps, 16.0, 13, args.seed)
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
@@ -186,9 +182,10 @@ def main():
     lib = find_lib(args.lib)
     if not lib or not os.path.isfile(lib):
         sys.exit("bench-overhead.py: no built libmtier.so found; give --lib")
-    table_bytes = sum(c * r * d * 4 for c, r, d in D.parse_tables(D.PRESETS[args.preset]["tables"]))
+    spec = D.parse_tables(D.PRESETS[args.preset]["tables"])
+    table_bytes = sum(c * r * d * 4 for c, r, d in spec)
     budget = 2 * 3 * table_bytes  # twice the tables of the three models (all managed at first)
-    smallest = min(r * d * 4 for _, r, d in D.parse_tables(D.PRESETS[args.preset]["tables"]))
+    smallest = min(r * d * 4 for _, r, d in spec)
     env = {k: v for k, v in os.environ.items() if not k.startswith("MTIER_")}
     env.update(LD_PRELOAD=lib, MTIER_DRAM_BYTES=str(budget), MTIER_MIN_BYTES=str(smallest // 2),
                MTIER_STORE_PATH=args.store,

@@ -339,6 +339,16 @@ def build_model(torch, w, dense_mlp, top_mlp, init, chunk_bytes):
     return DLRM()
 
 
+def make_tables(spec, zipf):
+    """The Table of every table of spec [(count, rows, dim), ...], the Zipf
+    exponents cycled over them in order."""
+    tables = []
+    for c, r, d in spec:
+        for _ in range(c):
+            tables.append(Table(r, d, zipf[len(tables) % len(zipf)]))
+    return tables
+
+
 def train_step(model, opt, loss_fn, inputs):
     """One step on inputs (dense, ids, labels): forward, loss, backward,
     SGD; returns the loss as a float."""
@@ -410,10 +420,7 @@ def main():
     zipf = [float(z) for z in args.zipf.split(",") if z.strip()]
     if not zipf or min(zipf) <= 0:
         sys.exit("dlrm_train.py: --zipf wants positive exponents")
-    tables = []
-    for c, r, d in spec:
-        for _ in range(c):
-            tables.append(Table(r, d, zipf[len(tables) % len(zipf)]))
+    tables = make_tables(spec, zipf)
     dense_mlp = [int(x) for x in args.dense_mlp.replace(",", "-").split("-") if x]
     top_mlp = [int(x) for x in args.top_mlp.replace(",", "-").split("-") if x]
     if steps < 1 or batch < 1 or args.pooling < 1:
