@@ -455,6 +455,18 @@ int run_suite(const SuiteOptions& o, SuiteResults* r, std::string* err) {
   std::vector<bench::OracleResult> oracle = bench::simulate(refs, caps, on_oracle);
   pr.clear();
   for (auto& res : oracle) res.references = r->references;  // the replay's: see replay_references
+  // MIN again from the start every configuration has: the initialisation's
+  // last pages (address order) resident, as many as the budget holds.
+  std::vector<int64_t> min_same_start;
+  {
+    const uint64_t init = refs.size() - r->references;
+    std::vector<uint64_t> replay(refs.begin() + static_cast<ptrdiff_t>(init), refs.end());
+    for (uint64_t cap : caps) {
+      std::vector<uint64_t> resident;
+      for (uint64_t p = init - std::min(cap, init); p < init; p++) resident.push_back(refs[p]);
+      min_same_start.push_back(bench::min_misses_from(resident, replay, cap));
+    }
+  }
   refs.clear();
   refs.shrink_to_fit();
   trace = bench::Trace{};
@@ -516,6 +528,7 @@ int run_suite(const SuiteOptions& o, SuiteResults* r, std::string* err) {
     b.pct = o.budgets[i];
     b.bytes = std::max(kPage, c.table_bytes * b.pct / 100 / kPage * kPage);
     b.oracle = oracle[i];
+    b.min_misses_same_start = min_same_start[i];
     for (Config cfg : o.configs)
       if (cfg != Config::kDram) {
         b.cells.emplace_back(cfg, b.pct);

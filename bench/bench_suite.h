@@ -91,6 +91,10 @@ struct BudgetResult {
   uint64_t bytes = 0;
   uint64_t cgroup_limit = 0;
   bench::OracleResult oracle;
+  // MIN's misses from the residency the replay starts with (the set-up's
+  // last-written pages), not from the one MIN would pick: what any policy
+  // could reach from there (bench::min_misses_from). -1: not computed.
+  int64_t min_misses_same_start = -1;
   std::vector<Cell> cells;
 };
 

@@ -61,6 +61,9 @@ void print_text(FILE* out, const SuiteOptions& o, const SuiteResults& r) {
             b.pct, b.bytes / 1048576.0, b.cgroup_limit / 1048576.0, b.oracle.min_hit_ratio(),
             b.oracle.min_misses(), b.oracle.lru_hit_ratio(),
             b.oracle.lru_misses(), b.oracle.capacity_pages);
+    if (b.min_misses_same_start >= 0)
+      fprintf(out, "  (MIN chose which pages the initialisation left in DRAM; from the pages every run starts with,\n"
+                   "   the last ones written, MIN misses %" PRId64 ")\n", b.min_misses_same_start);
     fprintf(out, "  %-26s %10s %7s %9s %6s %8s %9s %9s %8s %7s %6s %8s %5s\n", "config", "lookups/s", "x DRAM",
             "hit ratio", "/ MIN", "misses", "read MiB", "write MiB", "replay s", "dev s", "/ dev", "p99 ms", "runs");
     for (auto& cell : b.cells) {
@@ -173,6 +176,8 @@ void print_json(FILE* out, const SuiteOptions& o, const SuiteResults& r) {
                         {{"capacity_pages", b.oracle.capacity_pages},
                          {"min_misses", b.oracle.min_misses()},
                          {"lru_misses", b.oracle.lru_misses()},
+                         {"min_misses_same_start",
+                          b.min_misses_same_start >= 0 ? json::Json(b.min_misses_same_start) : json::Json(nullptr)},
                          {"min_hit_ratio", json_num(b.oracle.min_hit_ratio())},
                          {"lru_hit_ratio", json_num(b.oracle.lru_hit_ratio())}}},
                        {"configs", std::move(configs)},

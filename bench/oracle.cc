@@ -432,4 +432,20 @@ std::vector<OracleResult> simulate_wide(const std::vector<uint64_t>& refs,
 }
 }  // namespace detail
 
+int64_t min_misses_from(const std::vector<uint64_t>& resident, const std::vector<uint64_t>& refs,
+                        uint64_t capacity) {
+  if (resident.size() > capacity) return -1;
+  std::vector<uint64_t> sorted = resident;
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) return -1;
+  // The resident pages first: all fit, so the prefix is |resident| misses,
+  // no hit and no eviction, and leaves MIN exactly that cache.
+  std::vector<uint64_t> all;
+  all.reserve(resident.size() + refs.size());
+  all.insert(all.end(), resident.begin(), resident.end());
+  all.insert(all.end(), refs.begin(), refs.end());
+  const OracleResult r = simulate(all, {capacity})[0];
+  return static_cast<int64_t>(all.size() - r.min_hits - resident.size());
+}
+
 }  // namespace mtier::bench

@@ -61,6 +61,17 @@ std::vector<OracleResult> simulate(const std::vector<uint64_t>& refs,
                                    const std::vector<uint64_t>& capacities,
                                    const OracleProgress& progress = {});
 
+// MIN's misses over `refs` for a cache of `capacity` pages that starts
+// holding exactly `resident` (distinct pages, at most `capacity` of them:
+// no choice to make before the first reference). simulate() over an
+// initialisation lets MIN pick, with the future in view, which pages the
+// initialisation leaves behind - a start no real run gets. From the start
+// every configuration of the suite has (the pages its set-up wrote last),
+// this is the fewest misses any policy could make. -1 if `resident` has a
+// repeated page or more than `capacity` pages.
+int64_t min_misses_from(const std::vector<uint64_t>& resident, const std::vector<uint64_t>& refs,
+                        uint64_t capacity);
+
 namespace detail {
 // simulate() with 64-bit reference indices and page ids whatever the
 // length; simulate() uses 32-bit ones below 2^32 - 1 references. Exposed so

@@ -97,6 +97,26 @@ TEST(Oracle, TextbookString) {
   EXPECT_DOUBLE_EQ(r.lru_hit_ratio(), 8.0 / 20.0);
 }
 
+// From a given cache. Starting with {7 0 1} is where the textbook run
+// stands after its first three misses: 9 - 3. Pages never referenced are
+// MIN's first victims, so starting with them is a cold start. A start that
+// repeats a page or exceeds the capacity is refused.
+TEST(Oracle, MinMissesFromAResidentStart) {
+  const std::vector<uint64_t> refs = {7, 0, 1, 2, 0, 3, 0, 4, 2, 3,
+                                      0, 3, 2, 1, 2, 0, 1, 7, 0, 1};
+  EXPECT_EQ(min_misses_from({7, 0, 1}, refs, 3), 6);
+  EXPECT_EQ(min_misses_from({1, 7, 0}, refs, 3), 6);
+  EXPECT_EQ(min_misses_from({}, refs, 3), 9);
+  EXPECT_EQ(min_misses_from({100, 101, 102}, refs, 3), 9);
+  // {4 5 6}: 7 m (evict 5), 0 m (6), 1 m (7), 2 m (1), 0 h, 3 m (2), 0 h,
+  // 4 h: the held 4 saves the cold start's miss on it; then as the
+  // textbook run from {0 3 2}: 2 m, 1 m, 7 m. 8 misses.
+  EXPECT_EQ(min_misses_from({4, 5, 6}, refs, 3), 8);
+  EXPECT_EQ(min_misses_from({7, 7}, refs, 3), -1);
+  EXPECT_EQ(min_misses_from({7, 0, 1, 2}, refs, 3), -1);
+  EXPECT_EQ(min_misses_from({}, refs, 0), 20);
+}
+
 // 1 2 3 4 three times, 3 frames. LRU always evicts the page needed next:
 // 0 hits. MIN (positions 1-based; page k is used at k, k+4, k+8):
 //   1 2 3 m; 4 m: 1@5 2@6 3@7 -> evict 3; 1 h; 2 h;
