@@ -462,8 +462,8 @@ int run_suite(const SuiteOptions& o, SuiteResults* r, std::string* err) {
     const uint64_t init = refs.size() - r->references;
     std::vector<uint64_t> replay(refs.begin() + static_cast<ptrdiff_t>(init), refs.end());
     for (uint64_t cap : caps) {
-      std::vector<uint64_t> resident;
-      for (uint64_t p = init - std::min(cap, init); p < init; p++) resident.push_back(refs[p]);
+      const auto last = refs.begin() + static_cast<ptrdiff_t>(init);
+      std::vector<uint64_t> resident(last - static_cast<ptrdiff_t>(std::min(cap, init)), last);
       min_same_start.push_back(bench::min_misses_from(resident, replay, cap));
     }
   }
