@@ -3,7 +3,10 @@
 // leaving its entry - one that escapes the body is logged with what it
 // means, and the thread ends (std::terminate would kill the trainer).
 #pragma once
+#include <pthread.h>
+
 #include <cerrno>
+#include <cstdio>
 #include <exception>
 #include <new>
 #include <system_error>
@@ -16,7 +19,8 @@ namespace mtier {
 
 // Runs `body` on a new thread stored in *out. `name` and `consequence` make
 // the log line if an exception escapes ("fault handler", "faults in managed
-// tables are no longer served"). 0, or -errno when the thread cannot be
+// tables are no longer served"); the thread is named "mtier <name>", cut
+// to the kernel's 15 characters. 0, or -errno when the thread cannot be
 // created (nothing thrown).
 template <class F>
 [[nodiscard]] int start_runtime_thread(std::thread* out, const char* name, const char* consequence,
@@ -24,6 +28,10 @@ template <class F>
   try {
     *out = std::thread([name, consequence, body]() noexcept {
       RuntimeScope runtime;  // this thread is the runtime: the preload passes it through
+      // Named for top -H, perf and /proc/PID/task/*/comm ("mtier evictor").
+      char comm[16];
+      std::snprintf(comm, sizeof comm, "mtier %s", name);
+      (void)pthread_setname_np(pthread_self(), comm);
       try {
         body();
       } catch (const std::exception& e) {

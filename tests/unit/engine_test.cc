@@ -22,6 +22,7 @@
 #include <map>
 #include <numeric>
 #include <random>
+#include <set>
 #include <sstream>
 #include <chrono>
 #include <thread>
@@ -144,6 +145,22 @@ TEST_F(EngineTest, FirstTouchReadsZerosAndKeepsWrites) {
   EXPECT_GE(s.wp_faults, 1u);  // the write to a clean zero page
   EXPECT_EQ(engine_->find_table(t + 100), id);
   EXPECT_EQ(engine_->find_table(t + (1 << 20)), -ENOENT);
+}
+
+// The runtime's threads are named for top -H, perf and ps (the kernel
+// keeps 15 characters): the fault handler and the evictor run as soon as
+// an engine exists.
+TEST_F(EngineTest, ItsThreadsAreNamed) {
+  start();
+  std::multiset<std::string> names;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(task.path() / "comm");
+    std::string name;
+    std::getline(comm, name);
+    names.insert(name);
+  }
+  EXPECT_EQ(names.count("mtier fault han"), 1u) << "the fault handler";
+  EXPECT_EQ(names.count("mtier evictor"), 1u);
 }
 
 TEST_F(EngineTest, TablesFourTimesTheBudgetSurviveEvictionAndStayWithinIt) {
