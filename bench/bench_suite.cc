@@ -460,11 +460,11 @@ int run_suite(const SuiteOptions& o, SuiteResults* r, std::string* err) {
   std::vector<int64_t> min_same_start;
   {
     const uint64_t init = refs.size() - r->references;
-    std::vector<uint64_t> replay(refs.begin() + static_cast<ptrdiff_t>(init), refs.end());
+    const std::span<const uint64_t> all(refs);
     for (uint64_t cap : caps) {
-      const auto last = refs.begin() + static_cast<ptrdiff_t>(init);
-      std::vector<uint64_t> resident(last - static_cast<ptrdiff_t>(std::min(cap, init)), last);
-      min_same_start.push_back(bench::min_misses_from(resident, replay, cap));
+      const uint64_t kept = std::min(cap, init);
+      min_same_start.push_back(
+          bench::min_misses_from(all.subspan(init - kept, kept), all.subspan(init), cap));
     }
   }
   refs.clear();

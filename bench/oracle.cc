@@ -14,6 +14,7 @@
 #include <bit>
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -172,7 +173,7 @@ struct Meter {
 // string a direct array replaces the hash table (2-3x faster); either way
 // memory stays O(refs).
 template <class Index>
-uint64_t to_dense_ids(const std::vector<uint64_t>& refs, std::vector<Index>* ids) {
+uint64_t to_dense_ids(std::span<const uint64_t> refs, std::vector<Index>* ids) {
   const size_t n = refs.size();
   uint64_t max_page = 0;
   for (uint64_t p : refs) max_page = std::max(max_page, p);
@@ -367,32 +368,59 @@ std::vector<uint64_t> lru_hits_by_capacity(const std::vector<Index>& ids, uint64
   return hits;
 }
 
+// A reference string renumbered to dense ids, with each reference's next
+// use: what both policies run over.
+template <class Index>
+struct Numbered {
+  std::vector<Index> ids, next;
+  uint64_t distinct = 0;
+};
+
+// Numbering and next use, a pass each (counted in *meter). The meter's
+// total is set once the distinct pages are known, before its first report:
+// those two passes, LRU's, and MIN's at each of `capacities` that needs one.
+template <class Index>
+Numbered<Index> number(std::span<const uint64_t> refs, std::span<const uint64_t> capacities,
+                       Meter* meter) {
+  const size_t n = refs.size();
+  Numbered<Index> s;
+  s.ids.resize(n);
+  s.distinct = to_dense_ids(refs, &s.ids);
+  uint64_t min_passes = 0;
+  for (uint64_t cap : capacities) min_passes += cap > 0 && cap < s.distinct;
+  meter->total = (3 + min_passes) * uint64_t{n};
+  meter->add(n);
+  // next[i]: the position of the next reference to ids[i], by a backward
+  // pass remembering each page's nearest later position.
+  s.next.resize(n);
+  std::vector<Index> later(s.distinct, kNever<Index>);
+  for (size_t i = n; i-- > 0;) {
+    s.next[i] = later[s.ids[i]];
+    later[s.ids[i]] = static_cast<Index>(i);
+  }
+  meter->add(n);
+  return s;
+}
+
+// MIN's hits at `cap` pages, with no LRU pass.
+template <class Index>
+uint64_t min_hits_only(std::span<const uint64_t> refs, uint64_t cap) {
+  if (cap == 0) return 0;
+  const OracleProgress none;
+  Meter meter(none);
+  const Numbered<Index> s = number<Index>(refs, {&cap, 1}, &meter);
+  if (cap >= s.distinct) return refs.size() - s.distinct;  // nothing is ever evicted
+  return simulate_min(s.ids, s.next, s.distinct, cap, &meter);
+}
+
 template <class Index>
 std::vector<OracleResult> simulate_with(const std::vector<uint64_t>& refs,
                                         const std::vector<uint64_t>& capacities,
                                         const OracleProgress& progress) {
   const size_t n = refs.size();
-  std::vector<Index> ids(n);
-  const uint64_t distinct = to_dense_ids(refs, &ids);
-  // Numbering, next use and LRU are a pass each; MIN one per capacity that
-  // needs it (which the distinct pages tell: the first report comes after).
   Meter meter(progress);
-  uint64_t min_passes = 0;
-  for (uint64_t cap : capacities) min_passes += cap > 0 && cap < distinct;
-  meter.total = (3 + min_passes) * uint64_t{n};
-  meter.add(n);
-  // next[i]: the position of the next reference to ids[i], by a backward
-  // pass remembering each page's nearest later position.
-  std::vector<Index> next(n);
-  {
-    std::vector<Index> later(distinct, kNever<Index>);
-    for (size_t i = n; i-- > 0;) {
-      next[i] = later[ids[i]];
-      later[ids[i]] = static_cast<Index>(i);
-    }
-  }
-  meter.add(n);
-  const std::vector<uint64_t> lru = lru_hits_by_capacity(ids, distinct, &meter);
+  const Numbered<Index> s = number<Index>(refs, capacities, &meter);
+  const std::vector<uint64_t> lru = lru_hits_by_capacity(s.ids, s.distinct, &meter);
 
   std::vector<OracleResult> out;
   out.reserve(capacities.size());
@@ -400,14 +428,14 @@ std::vector<OracleResult> simulate_with(const std::vector<uint64_t>& refs,
     OracleResult r;
     r.capacity_pages = cap;
     r.references = n;
-    r.distinct_pages = distinct;
-    r.lru_hits = lru[std::min(cap, distinct)];
+    r.distinct_pages = s.distinct;
+    r.lru_hits = lru[std::min(cap, s.distinct)];
     if (cap == 0) {
       r.min_hits = 0;
-    } else if (cap >= distinct) {
-      r.min_hits = n - distinct;  // nothing is ever evicted
+    } else if (cap >= s.distinct) {
+      r.min_hits = n - s.distinct;  // nothing is ever evicted
     } else {
-      r.min_hits = simulate_min(ids, next, distinct, cap, &meter);
+      r.min_hits = simulate_min(s.ids, s.next, s.distinct, cap, &meter);
     }
     out.push_back(r);
   }
@@ -432,10 +460,10 @@ std::vector<OracleResult> simulate_wide(const std::vector<uint64_t>& refs,
 }
 }  // namespace detail
 
-int64_t min_misses_from(const std::vector<uint64_t>& resident, const std::vector<uint64_t>& refs,
+int64_t min_misses_from(std::span<const uint64_t> resident, std::span<const uint64_t> refs,
                         uint64_t capacity) {
   if (resident.size() > capacity) return -1;
-  std::vector<uint64_t> sorted = resident;
+  std::vector<uint64_t> sorted(resident.begin(), resident.end());
   std::sort(sorted.begin(), sorted.end());
   if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) return -1;
   // The resident pages first: all fit, so the prefix is |resident| misses,
@@ -444,8 +472,9 @@ int64_t min_misses_from(const std::vector<uint64_t>& resident, const std::vector
   all.reserve(resident.size() + refs.size());
   all.insert(all.end(), resident.begin(), resident.end());
   all.insert(all.end(), refs.begin(), refs.end());
-  const OracleResult r = simulate(all, {capacity})[0];
-  return static_cast<int64_t>(all.size() - r.min_hits - resident.size());
+  const uint64_t hits = all.size() < kNever<uint32_t> ? min_hits_only<uint32_t>(all, capacity)
+                                                      : min_hits_only<uint64_t>(all, capacity);
+  return static_cast<int64_t>(all.size() - hits - resident.size());
 }
 
 }  // namespace mtier::bench

@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <vector>
 
 #include "trace.h"
@@ -69,7 +70,8 @@ std::vector<OracleResult> simulate(const std::vector<uint64_t>& refs,
 // every configuration of the suite has (the pages its set-up wrote last),
 // this is the fewest misses any policy could make. -1 if `resident` has a
 // repeated page or more than `capacity` pages.
-int64_t min_misses_from(const std::vector<uint64_t>& resident, const std::vector<uint64_t>& refs,
+// Cost: MIN's alone (no LRU pass), over a copy of both strings.
+int64_t min_misses_from(std::span<const uint64_t> resident, std::span<const uint64_t> refs,
                         uint64_t capacity);
 
 namespace detail {

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <list>
 #include <random>
 #include <utility>
@@ -104,17 +105,38 @@ TEST(Oracle, TextbookString) {
 TEST(Oracle, MinMissesFromAResidentStart) {
   const std::vector<uint64_t> refs = {7, 0, 1, 2, 0, 3, 0, 4, 2, 3,
                                       0, 3, 2, 1, 2, 0, 1, 7, 0, 1};
-  EXPECT_EQ(min_misses_from({7, 0, 1}, refs, 3), 6);
-  EXPECT_EQ(min_misses_from({1, 7, 0}, refs, 3), 6);
-  EXPECT_EQ(min_misses_from({}, refs, 3), 9);
-  EXPECT_EQ(min_misses_from({100, 101, 102}, refs, 3), 9);
+  auto start = [](std::initializer_list<uint64_t> pages) { return std::vector<uint64_t>(pages); };
+  EXPECT_EQ(min_misses_from(start({7, 0, 1}), refs, 3), 6);
+  EXPECT_EQ(min_misses_from(start({1, 7, 0}), refs, 3), 6);
+  EXPECT_EQ(min_misses_from(start({}), refs, 3), 9);
+  EXPECT_EQ(min_misses_from(start({100, 101, 102}), refs, 3), 9);
   // {4 5 6}: 7 m (evict 5), 0 m (6), 1 m (7), 2 m (1), 0 h, 3 m (2), 0 h,
   // 4 h: the held 4 saves the cold start's miss on it; then as the
   // textbook run from {0 3 2}: 2 m, 1 m, 7 m. 8 misses.
-  EXPECT_EQ(min_misses_from({4, 5, 6}, refs, 3), 8);
-  EXPECT_EQ(min_misses_from({7, 7}, refs, 3), -1);
-  EXPECT_EQ(min_misses_from({7, 0, 1, 2}, refs, 3), -1);
-  EXPECT_EQ(min_misses_from({}, refs, 0), 20);
+  EXPECT_EQ(min_misses_from(start({4, 5, 6}), refs, 3), 8);
+  EXPECT_EQ(min_misses_from(start({7, 7}), refs, 3), -1);
+  EXPECT_EQ(min_misses_from(start({7, 0, 1, 2}), refs, 3), -1);
+  EXPECT_EQ(min_misses_from(start({}), refs, 0), 20);
+}
+
+// From random starts, the same as the naive MIN over the start followed by
+// the string (the start all fits: its pages are misses and evict nothing,
+// so the naive run reaches the string holding exactly the start).
+TEST(Oracle, MinMissesFromMatchesNaive) {
+  std::mt19937_64 rng(4242);
+  for (int iter = 0; iter < 2000; ++iter) {
+    const uint64_t pages = 1 + rng() % 10, cap = 1 + rng() % 6;
+    std::vector<uint64_t> refs(rng() % 40);
+    for (uint64_t& p : refs) p = rng() % pages;
+    std::vector<uint64_t> start;
+    for (uint64_t p = 0; p < pages + 2 && start.size() < cap; ++p)
+      if (rng() % 2) start.push_back(p);
+    std::shuffle(start.begin(), start.end(), rng);
+    std::vector<uint64_t> all = start;
+    all.insert(all.end(), refs.begin(), refs.end());
+    const int64_t want = static_cast<int64_t>(all.size() - naive_min(all, cap) - start.size());
+    ASSERT_EQ(min_misses_from(start, refs, cap), want) << "iter " << iter << " cap " << cap;
+  }
 }
 
 // 1 2 3 4 three times, 3 frames. LRU always evicts the page needed next:
