@@ -129,7 +129,12 @@ run_packaging() {
 }
 
 status=0
-run_suite build || status=1
+# The plain build without -g (configure's default is -g -O2): the same
+# code, 21-31% less compile time a file here (bench_suite.cc 10.0 s to
+# 7.9 s, engine_test.cc 17.3 s to 12.0 s), and a test's failure still
+# names its file and line. The sanitizer build below keeps -g for its
+# reports' stacks.
+run_suite build CXXFLAGS=-O2 || status=1
 echo "--- packaging: make install (scripts/check-install.sh) and make distcheck (log: build/distcheck.log)"
 run_packaging || status=1
 echo "--- the multi-tier tests in a QEMU machine (tests/vm/run-vm.sh; log: build/check-vm.log)"
