@@ -368,6 +368,11 @@ std::vector<uint64_t> lru_hits_by_capacity(const std::vector<Index>& ids, uint64
   return hits;
 }
 
+// Whether a string of n references runs on 32-bit positions and ids: they
+// halve the memory and cache traffic of every array; the wide (64-bit) path
+// is for strings too long for them.
+bool narrow(size_t n) { return n < kNever<uint32_t>; }
+
 // A reference string renumbered to dense ids, with each reference's next
 // use: what both policies run over.
 template <class Index>
@@ -402,15 +407,21 @@ Numbered<Index> number(std::span<const uint64_t> refs, std::span<const uint64_t>
   return s;
 }
 
+// MIN's hits at `cap` pages over a numbered string: none at capacity 0,
+// every reuse once all pages fit (nothing is ever evicted), else a MIN pass.
+template <class Index>
+uint64_t min_hits_at(const Numbered<Index>& s, uint64_t cap, Meter* meter) {
+  if (cap == 0) return 0;
+  if (cap >= s.distinct) return s.ids.size() - s.distinct;
+  return simulate_min(s.ids, s.next, s.distinct, cap, meter);
+}
+
 // MIN's hits at `cap` pages, with no LRU pass.
 template <class Index>
 uint64_t min_hits_only(std::span<const uint64_t> refs, uint64_t cap) {
-  if (cap == 0) return 0;
   const OracleProgress none;
   Meter meter(none);
-  const Numbered<Index> s = number<Index>(refs, {&cap, 1}, &meter);
-  if (cap >= s.distinct) return refs.size() - s.distinct;  // nothing is ever evicted
-  return simulate_min(s.ids, s.next, s.distinct, cap, &meter);
+  return min_hits_at(number<Index>(refs, {&cap, 1}, &meter), cap, &meter);
 }
 
 template <class Index>
@@ -430,13 +441,7 @@ std::vector<OracleResult> simulate_with(const std::vector<uint64_t>& refs,
     r.references = n;
     r.distinct_pages = s.distinct;
     r.lru_hits = lru[std::min(cap, s.distinct)];
-    if (cap == 0) {
-      r.min_hits = 0;
-    } else if (cap >= s.distinct) {
-      r.min_hits = n - s.distinct;  // nothing is ever evicted
-    } else {
-      r.min_hits = simulate_min(s.ids, s.next, s.distinct, cap, &meter);
-    }
+    r.min_hits = min_hits_at(s, cap, &meter);
     out.push_back(r);
   }
   return out;
@@ -447,9 +452,7 @@ std::vector<OracleResult> simulate_with(const std::vector<uint64_t>& refs,
 std::vector<OracleResult> simulate(const std::vector<uint64_t>& refs,
                                    const std::vector<uint64_t>& capacities,
                                    const OracleProgress& progress) {
-  // 32-bit positions and ids halve the memory and cache traffic of every
-  // array; the wide path is for strings too long for them.
-  if (refs.size() < kNever<uint32_t>) return simulate_with<uint32_t>(refs, capacities, progress);
+  if (narrow(refs.size())) return simulate_with<uint32_t>(refs, capacities, progress);
   return simulate_with<uint64_t>(refs, capacities, progress);
 }
 
@@ -472,8 +475,8 @@ int64_t min_misses_from(std::span<const uint64_t> resident, std::span<const uint
   all.reserve(resident.size() + refs.size());
   all.insert(all.end(), resident.begin(), resident.end());
   all.insert(all.end(), refs.begin(), refs.end());
-  const uint64_t hits = all.size() < kNever<uint32_t> ? min_hits_only<uint32_t>(all, capacity)
-                                                      : min_hits_only<uint64_t>(all, capacity);
+  const uint64_t hits = narrow(all.size()) ? min_hits_only<uint32_t>(all, capacity)
+                                           : min_hits_only<uint64_t>(all, capacity);
   return static_cast<int64_t>(all.size() - hits - resident.size());
 }
 
