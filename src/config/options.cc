@@ -111,6 +111,10 @@ constexpr Def kDefs[] = {
      &Options::predict_writes},
     {{"evict_batch", T::kUnsigned, "256", 1, 4096, false, "pages written back per eviction batch"},
      &Options::evict_batch},
+    {{"cluster_writes", T::kBool, "false", 0, 1, false,
+      "write-back: a batch's dirty pages that are scattered in the store move to consecutive "
+      "slots (one large write a run, old slots freed); false = every page keeps its slot"},
+     &Options::cluster_writes},
     {{"min_bytes", T::kSize, "64M", 4096, kPiB, false,
       "preload: allocations of at least this size become managed tables"},
      &Options::min_bytes},

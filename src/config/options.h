@@ -48,6 +48,7 @@ struct Options {
   uint64_t scan_rate = 128;         // sampler: pages zapped per second, upper bound
   bool scan_idle = false;           // sampler also runs below the low watermark
   unsigned evict_batch = 256;       // pages written back per eviction batch
+  bool cluster_writes = false;      // scattered dirty pages to consecutive slots (a write a run)
   uint64_t min_bytes = 64ull << 20; // preload: allocations >= this become tables
   std::string names;                // preload: comma-separated table names, allocation order
   std::string include_sizes;        // preload: size ranges managed even below min_bytes

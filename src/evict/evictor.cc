@@ -150,13 +150,19 @@ uint64_t Evictor::evict(const std::vector<PageRef>& victims, bool force, int* er
   // faults for nothing).
   std::vector<std::vector<PageRef>> by_store(core_.stores.size());
   std::vector<PageRef> no_room;
-  for (const PageRef& v : dirty) {
-    // A page with no entry (zapped by the sampler) may have taken a write
-    // fault since start_run: DIRTY again, nothing to write.
-    if (PageWord::state(core_.word(v.table, v.page).load()) != PageState::kEvicting) continue;
-    int s = assign_slot(v);
-    if (s >= 0) by_store[s].push_back(v);
-    else no_room.push_back(v);
+  // A page with no entry (zapped by the sampler) may have taken a write
+  // fault since start_run: DIRTY again, nothing to write.
+  std::erase_if(dirty, [&](const PageRef& v) {
+    return PageWord::state(core_.word(v.table, v.page).load()) != PageState::kEvicting;
+  });
+  if (core_.opts.cluster_writes) {
+    place_in_runs(dirty, &by_store, &no_room);
+  } else {
+    for (const PageRef& v : dirty) {
+      int s = assign_slot(v);
+      if (s >= 0) by_store[s].push_back(v);
+      else no_room.push_back(v);
+    }
   }
   if (!no_room.empty()) {
     if (!*err) *err = -ENOSPC;
@@ -399,14 +405,103 @@ int Evictor::assign_slot(const PageRef& v) {
     full_logged_ = false;
     return static_cast<int>(s);
   }
-  // Logged once until a slot is found again: a full store refuses every
-  // dirty page of every pass, and one line says it.
+  say_store_full(v);
+  return -ENOSPC;
+}
+
+// Logged once until a slot is found again: a full store refuses every
+// dirty page of every pass, and one line says it.
+void Evictor::say_store_full(const PageRef& v) {
   if (core_.counters.store_full.fetch_add(1, std::memory_order_relaxed) == 0 || !full_logged_)
     MTIER_LOG_ERROR("evict: no store has room for table %s page %llu: store full, dirty pages "
                     "stay in DRAM over the budget", v.table->name.c_str(),
                     static_cast<unsigned long long>(v.page));
   full_logged_ = true;
-  return -ENOSPC;
+}
+
+// cluster_writes: the pages of `dirty` (EVICTING, in the pass's order) get
+// consecutive slots in runs, so that write_back's channel writes each run
+// as one transfer instead of a 4 KiB write at each page's own slot. Pages
+// whose own slots already follow each other (kKeptStretch or more: a table
+// written front to back) keep them, and with them the layout a front-to-back
+// read merges. Any other page that had a slot goes to a run in its own store, and its old slot is freed
+// (its bytes are stale: the page is dirty and stays in DRAM until the new
+// write lands; a failed write leaves it DIRTY with the new slot). A page
+// with none gets a run in the first store with room. Where a store has no
+// run to give, a page keeps its slot, or gets a single one. Caller holds
+// pass_mu_ and the registry shared (drop_pages, which frees slots, holds it
+// exclusively).
+void Evictor::place_in_runs(const std::vector<PageRef>& dirty,
+                            std::vector<std::vector<PageRef>>* by_store,
+                            std::vector<PageRef>* no_room) {
+  std::vector<PageRef> unslotted;
+  std::vector<std::vector<PageRef>> scattered(core_.stores.size());
+  for (size_t i = 0; i < dirty.size();) {
+    uint64_t w = core_.word(dirty[i].table, dirty[i].page).load(std::memory_order_acquire);
+    if (!PageWord::has_slot(w)) {
+      unslotted.push_back(dirty[i++]);
+      continue;
+    }
+    size_t j = slot_stretch_end(dirty, i);
+    auto& to = j - i >= kKeptStretch ? (*by_store)[PageWord::store(w)]
+                                     : scattered[PageWord::store(w)];
+    to.insert(to.end(), dirty.begin() + static_cast<long>(i), dirty.begin() + static_cast<long>(j));
+    i = j;
+  }
+  for (unsigned s = 0; s < core_.stores.size(); s++) {
+    std::vector<PageRef>& group = (*by_store)[s];
+    size_t i = group.size();  // the stretches kept in place come first
+    group.insert(group.end(), scattered[s].begin(), scattered[s].end());
+    group.insert(group.end(), unslotted.begin(), unslotted.end());
+    unslotted.clear();
+    Store& store = *core_.stores[s];
+    while (i < group.size()) {
+      uint64_t got = 0;
+      int64_t first = store.alloc_run(group.size() - i, &got);
+      if (first < 0) break;
+      // A run of one merges nothing: a page with a slot keeps it.
+      if (got == 1 && PageWord::has_slot(core_.word(group[i].table, group[i].page).load()))
+        store.free_slot(static_cast<uint64_t>(first));
+      else
+        for (uint64_t k = 0; k < got; k++) move_to_slot(group[i + k], s, first + k);
+      i += got;
+    }
+    // No run left: slotted pages keep theirs, the others take single slots
+    // here or try the next store.
+    std::erase_if(group, [&](const PageRef& v) {
+      PageWordAtomic& w = core_.word(v.table, v.page);
+      if (PageWord::has_slot(w.load(std::memory_order_acquire))) return false;
+      int64_t slot = store.alloc_slot();
+      if (slot >= 0) set_slot(w, s, static_cast<uint64_t>(slot));
+      else unslotted.push_back(v);
+      return slot < 0;
+    });
+    if (group.size() > unslotted.size()) full_logged_ = false;
+  }
+  for (const PageRef& v : unslotted) say_store_full(v);
+  no_room->insert(no_room->end(), unslotted.begin(), unslotted.end());
+}
+
+// The end of the stretch of dirty[i..] whose slots (in one store) follow
+// each other: written in place, it is one transfer already.
+size_t Evictor::slot_stretch_end(const std::vector<PageRef>& dirty, size_t i) const {
+  uint64_t w = core_.word(dirty[i].table, dirty[i].page).load(std::memory_order_acquire);
+  size_t j = i + 1;
+  for (; j < dirty.size(); j++) {
+    uint64_t n = core_.word(dirty[j].table, dirty[j].page).load(std::memory_order_acquire);
+    if (!PageWord::has_slot(n) || PageWord::store(n) != PageWord::store(w) ||
+        PageWord::slot(n) != PageWord::slot(w) + (j - i))
+      break;
+  }
+  return j;
+}
+
+// Gives the page slot `slot` of store `s`, freeing the one it had there.
+void Evictor::move_to_slot(const PageRef& v, unsigned s, uint64_t slot) {
+  PageWordAtomic& w = core_.word(v.table, v.page);
+  uint64_t old = w.load(std::memory_order_acquire);
+  set_slot(w, s, slot);
+  if (PageWord::has_slot(old)) core_.stores[PageWord::store(old)]->free_slot(PageWord::slot(old));
 }
 
 void Evictor::write_back(unsigned s, std::vector<PageRef>& group, int* err, uint64_t* freed) {

@@ -75,6 +75,13 @@ class Evictor {
   // The widest gap a stretch bridges (pages): bounds unmapped_between's walk.
   static constexpr uint64_t kMaxBridgedGap = 512;
   int assign_slot(const PageRef& v);
+  void say_store_full(const PageRef& v);
+  void place_in_runs(const std::vector<PageRef>& dirty, std::vector<std::vector<PageRef>>* by_store,
+                     std::vector<PageRef>* no_room);
+  void move_to_slot(const PageRef& v, unsigned store, uint64_t slot);
+  size_t slot_stretch_end(const std::vector<PageRef>& dirty, size_t i) const;
+  // Pages in a row on consecutive slots that keep them (place_in_runs).
+  static constexpr size_t kKeptStretch = 4;
   uint64_t demote_or_evict(const std::vector<PageRef>& victims, int* err, bool force = false);
   std::vector<PageRef> demote(const std::vector<PageRef>& pages);
   void account_demotion(const PageRef& v, int node, std::vector<PageRef>* failed);

@@ -26,6 +26,9 @@ class FileBackedStore : public Store {
   uint64_t capacity_slots() const override { return slots_.capacity(); }
   uint64_t used_slots() const override { return slots_.used(); }
   [[nodiscard]] int64_t alloc_slot() override { return slots_.alloc(); }
+  [[nodiscard]] int64_t alloc_run(uint64_t n, uint64_t* got) override {
+    return slots_.alloc_run(n, got);
+  }
   void free_slot(uint64_t slot) override { slots_.free(slot); }
 
  protected:

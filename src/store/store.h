@@ -46,6 +46,15 @@ class Store {
   virtual uint64_t used_slots() const = 0;
   // Reserves a free slot (freed ones are reused first). -ENOSPC when full.
   [[nodiscard]] virtual int64_t alloc_slot() = 0;
+  // Reserves up to n consecutive slots for one write-back run (a transfer
+  // each, in the file store), *got set to how many: SlotAllocator::alloc_run.
+  // -ENOSPC when the store has no run to give (alloc_slot may still have a
+  // slot). A store without runs hands out one slot.
+  [[nodiscard]] virtual int64_t alloc_run(uint64_t n, uint64_t* got) {
+    (void)n;
+    *got = 1;
+    return alloc_slot();
+  }
   virtual void free_slot(uint64_t slot) = 0;
   // A new I/O channel with `depth` staging buffers (depth >= 1).
   [[nodiscard]] virtual std::unique_ptr<StoreChannel> open_channel(unsigned depth) = 0;

@@ -3,6 +3,7 @@
 // budget, with uniform and skewed (Zipf) access, while eviction, fetch and
 // the sampler run. A monitor thread measures residency from the kernel
 // (mincore on the tables, Rss in /proc/self/smaps) the whole time.
+// An argument adds runtime options (torture_clustered.test: cluster_writes=1).
 // Exit 0: no mismatch and within budget; 1: failure; 77: skipped (why printed).
 #include <sys/mman.h>
 #include <unistd.h>
@@ -172,7 +173,7 @@ void worker(int tid, const std::vector<TableInfo>& tables, uint64_t total_pages,
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
   const uint64_t budget = 12ull << 20;
   const uint64_t sizes[] = {24ull << 20, 16ull << 20, 8ull << 20};  // 4x the budget
   char dir[] = "/var/tmp/mtier-torture-XXXXXX";
@@ -182,6 +183,8 @@ int main() {
   }
   std::string opts = "dram_bytes=" + std::to_string(budget) + ",store_path=" + dir +
                      ",store_bytes=256M,region_bytes=1G,scan_rate=50000,prefetch_pages=4";
+  if (argc > 1) opts += std::string(",") + argv[1];
+  printf("torture: options %s\n", opts.c_str());
   int rc = mtier_init(opts.c_str());
   if (rc == -EPERM || rc == -ENOSYS || rc == -ENOTSUP) {
     printf("SKIP: userfaultfd unavailable here (%s): the engine cannot run\n", strerror(-rc));

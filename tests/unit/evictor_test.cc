@@ -253,6 +253,64 @@ TEST_F(EvictorTest, CleanVictimsOfATableNamedAheadAreUnmappedInStretches) {
   EXPECT_EQ(in_memfd(3, 1), 1);
 }
 
+// cluster_writes: dirty pages whose slots lie apart are written as one run
+// of consecutive slots (one transfer in the file store), their old slots
+// freed; each comes back intact from its new slot.
+TEST_F(EvictorTest, ClusteredWritesMoveScatteredPagesToOneRun) {
+  e_.core->opts.cluster_writes = true;
+  const uint64_t old_slot[] = {200, 150, 90, 230, 40, 120};
+  for (uint64_t p = 0; p < 6; p++) {
+    e_.put_in_store(p, old_slot[p], 0);
+    e_.make_resident(p, static_cast<char>(0x60 + p), true);  // fetched, then written
+  }
+  ASSERT_EQ(evict_all(), 0);
+  ASSERT_EQ(e_.store->written_slots.size(), 6u);
+  uint64_t first = PageWord::slot(e_.word(0));
+  FaultHandler handler(*e_.core);
+  ASSERT_EQ(handler.prepare(), 0);
+  for (uint64_t p = 0; p < 6; p++) {
+    ASSERT_EQ(e_.state(p), PageState::kAbsent);
+    EXPECT_EQ(PageWord::slot(e_.word(p)), first + p);
+    EXPECT_EQ(e_.store->written_slots[p], first + p);
+    EXPECT_FALSE(e_.store->used(old_slot[p])) << "old slot of page " << p << " not freed";
+    EXPECT_EQ(e_.table->sums[p], crc32c(e_.store->slot_data(first + p), kPageSize));
+    struct uffd_msg m = fault_msg(e_.addr(p));
+    handler.handle_batch(&m, 1);
+    EXPECT_TRUE(e_.page_is(p, static_cast<char>(0x60 + p))) << p;
+  }
+  EXPECT_EQ(e_.store->used_slots(), 6u);
+}
+
+// Pages whose slots already follow each other (a table written front to
+// back) keep them: that layout is one transfer as it is, and a front-to-back
+// read merges it. Without cluster_writes every page keeps its slot.
+TEST_F(EvictorTest, ClusteredWritesKeepSlotsThatAlreadyFollowEachOther) {
+  e_.core->opts.cluster_writes = true;
+  const uint64_t old_slot[] = {100, 101, 102, 103, 104, 50, 20};
+  for (uint64_t p = 0; p < 7; p++) {
+    e_.put_in_store(p, old_slot[p], 0);
+    e_.make_resident(p, static_cast<char>(p + 1), true);
+  }
+  ASSERT_EQ(evict_all(), 0);
+  for (uint64_t p = 0; p < 5; p++) EXPECT_EQ(PageWord::slot(e_.word(p)), old_slot[p]) << p;
+  EXPECT_EQ(PageWord::slot(e_.word(5)), 0u);  // MemStore's lowest free run
+  EXPECT_EQ(PageWord::slot(e_.word(6)), 1u);
+  EXPECT_FALSE(e_.store->used(50));
+  EXPECT_FALSE(e_.store->used(20));
+  EXPECT_EQ(e_.store->used_slots(), 7u);
+}
+
+TEST_F(EvictorTest, WithoutClusteredWritesADirtyPageKeepsItsSlot) {
+  ASSERT_FALSE(e_.core->opts.cluster_writes);  // the default
+  e_.put_in_store(3, 200, 0);
+  e_.make_resident(3, 0x33, true);
+  e_.make_resident(4, 0x34, true);  // never stored: a fresh slot
+  ASSERT_EQ(evict_all(), 0);
+  EXPECT_EQ(PageWord::slot(e_.word(3)), 200u);
+  EXPECT_EQ(e_.store->used_slots(), 2u);
+  EXPECT_TRUE(e_.store->used(200));
+}
+
 class FullStoreTest : public EvictorTest {
  protected:
   FullStoreTest() : EvictorTest(0) {}

@@ -144,6 +144,7 @@ class MemStore : public Store {
   bool byte_addressable = false;  // direct() gives the slot's bytes, as the PMem store's does
   std::function<void()> before_write, before_read;
   uint64_t reads = 0, writes = 0;
+  std::vector<uint64_t> written_slots;  // every slot written, in order
   uint64_t read_calls = 0;  // read_pages calls (batches)
   size_t widest_read = 0;   // most pages in one read_pages call
 
@@ -156,6 +157,14 @@ class MemStore : public Store {
     for (uint64_t s = 0; s < data_.size(); s++)
       if (used_.insert(s).second) return static_cast<int64_t>(s);
     return -ENOSPC;
+  }
+  // The lowest free slot and the free ones after it, up to n.
+  int64_t alloc_run(uint64_t n, uint64_t* got) override {
+    int64_t first = alloc_slot();
+    if (first < 0) return first;
+    auto next = [&] { return static_cast<uint64_t>(first) + *got; };
+    for (*got = 1; *got < n && next() < data_.size() && used_.insert(next()).second; ++*got) {}
+    return first;
   }
   void free_slot(uint64_t slot) override { used_.erase(slot); }
   void take(uint64_t slot) { used_.insert(slot); }
@@ -190,6 +199,7 @@ class MemStore : public Store {
       int first = 0;
       for (size_t i = 0; i < n; i++) {
         s_.writes++;
+        s_.written_slots.push_back(ios[i].slot);
         ios[i].result = s_.fail_write.count(ios[i].slot) ? s_.write_error : 0;
         if (ios[i].result == 0) memcpy(s_.slot_data(ios[i].slot), ios[i].buf, kPageSize);
         if (!first) first = ios[i].result;

@@ -246,6 +246,90 @@ TEST(SlotAllocator, ThreadsGetDistinctSlots) {
   EXPECT_GE(*all.begin(), 0);
 }
 
+// Runs for clustered write-back: fresh slots in order, the next run where
+// the last ended, a wholly free word before growth, growth only while the
+// holes below the high-water mark are at most half the slots in use.
+TEST(SlotAllocator, RunsBumpThenContinueThenTakeAFreeWord) {
+  SlotAllocator a(1000);
+  uint64_t got = 0;
+  EXPECT_EQ(a.alloc_run(100, &got), 0);  // clamped to kMaxRun
+  EXPECT_EQ(got, SlotAllocator::kMaxRun);
+  EXPECT_EQ(a.alloc_run(10, &got), 64);
+  EXPECT_EQ(got, 10u);
+  EXPECT_EQ(a.alloc_run(0, &got), 74);  // clamped to 1
+  EXPECT_EQ(got, 1u);
+  for (uint64_t s = 0; s < 75; s++) EXPECT_TRUE(a.is_allocated(s)) << s;
+  EXPECT_EQ(a.used(), 75u);
+  for (int i = 0; i < 3; i++) ASSERT_GE(a.alloc_run(64, &got), 0);  // up to 267
+  // Word 1 (slots 64-127) freed whole: the next run takes it rather than
+  // growing, and continues in it.
+  for (uint64_t s = 64; s < 128; s++) a.free(s);
+  EXPECT_EQ(a.alloc_run(40, &got), 64);
+  EXPECT_EQ(got, 40u);
+  EXPECT_EQ(a.alloc_run(40, &got), 104);
+  EXPECT_EQ(got, 24u);  // the word's rest; slot 128 is taken
+}
+
+TEST(SlotAllocator, RunsGrowOnlyWhileHolesAreAtMostHalfTheUsedSlots) {
+  SlotAllocator a(10000);
+  uint64_t got = 0;
+  for (int i = 0; i < 4; i++) ASSERT_GE(a.alloc_run(64, &got), 0);  // 256 slots
+  // 90 scattered holes (no free word): 166 in use, 2 * 90 > 166.
+  for (uint64_t s = 0; s < 180; s += 2) a.free(s);
+  EXPECT_EQ(a.alloc_run(64, &got), -ENOSPC);
+  EXPECT_EQ(a.used(), 166u);
+  EXPECT_EQ(a.alloc(), 0);  // single slots still come, lowest first
+  // 80 holes, 176 in use: room to grow again, at the high-water mark.
+  for (uint64_t s = 2; s < 20; s += 2) ASSERT_EQ(a.alloc(), static_cast<int64_t>(s));
+  EXPECT_EQ(a.alloc_run(64, &got), 256);
+  EXPECT_EQ(got, 64u);
+}
+
+TEST(SlotAllocator, RunsStopAtCapacity) {
+  SlotAllocator a(70);
+  uint64_t got = 0;
+  EXPECT_EQ(a.alloc_run(64, &got), 0);
+  EXPECT_EQ(a.alloc_run(64, &got), 64);
+  EXPECT_EQ(got, 6u);
+  EXPECT_EQ(a.alloc_run(64, &got), -ENOSPC);
+  EXPECT_EQ(a.alloc(), -ENOSPC);
+  EXPECT_EQ(a.used(), 70u);
+}
+
+// Runs, single slots and frees mixed at random: every slot handed out is
+// free in a reference set, every run is consecutive, the count matches.
+TEST(SlotAllocator, RunsAndSinglesNeverHandOutAHeldSlot) {
+  SlotAllocator a(20000);
+  std::vector<uint64_t> held;
+  std::set<uint64_t> in_use;
+  std::mt19937_64 rng(7);
+  for (int step = 0; step < 20000; ++step) {
+    uint64_t r = rng() % 10;
+    if (r < 3 && !held.empty()) {
+      size_t k = rng() % held.size();
+      a.free(held[k]);
+      in_use.erase(held[k]);
+      held[k] = held.back();
+      held.pop_back();
+    } else if (r < 5) {
+      int64_t s = a.alloc();
+      ASSERT_GE(s, 0);
+      ASSERT_TRUE(in_use.insert(static_cast<uint64_t>(s)).second) << "step " << step;
+      held.push_back(static_cast<uint64_t>(s));
+    } else {
+      uint64_t got = 0;
+      int64_t first = a.alloc_run(1 + rng() % 64, &got);
+      if (first < 0) continue;
+      ASSERT_GE(got, 1u);
+      for (uint64_t k = 0; k < got; k++) {
+        ASSERT_TRUE(in_use.insert(static_cast<uint64_t>(first) + k).second) << "step " << step;
+        held.push_back(static_cast<uint64_t>(first) + k);
+      }
+    }
+    ASSERT_EQ(a.used(), in_use.size());
+  }
+}
+
 TEST(SlotAllocatorDeathTest, FreeOfUnallocatedSlotAborts) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   SlotAllocator a(16);
