@@ -424,9 +424,11 @@ void Evictor::say_store_full(const PageRef& v) {
 // as one transfer instead of a 4 KiB write at each page's own slot. Pages
 // whose own slots already follow each other (kKeptStretch or more: a table
 // written front to back) keep them, and with them the layout a front-to-back
-// read merges. Any other page that had a slot goes to a run in its own store, and its old slot is freed
-// (its bytes are stale: the page is dirty and stays in DRAM until the new
-// write lands; a failed write leaves it DIRTY with the new slot). A page
+// read merges. Any other page that had a slot goes to a run in its own
+// store, and its old slot is freed (its bytes are stale: the page is dirty
+// and stays in DRAM until the new write lands; a failed write leaves it
+// DIRTY with the new slot; no read of a slot is in flight for a page that
+// is EVICTING, as only ABSENT pages are read). A page
 // with none gets a run in the first store with room. Where a store has no
 // run to give, a page keeps its slot, or gets a single one. Caller holds
 // pass_mu_ and the registry shared (drop_pages, which frees slots, holds it
@@ -448,6 +450,7 @@ void Evictor::place_in_runs(const std::vector<PageRef>& dirty,
     to.insert(to.end(), dirty.begin() + static_cast<long>(i), dirty.begin() + static_cast<long>(j));
     i = j;
   }
+  bool found = false;  // a slot was handed out: "store full" may be said again
   for (unsigned s = 0; s < core_.stores.size(); s++) {
     std::vector<PageRef>& group = (*by_store)[s];
     size_t i = group.size();  // the stretches kept in place come first
@@ -459,6 +462,7 @@ void Evictor::place_in_runs(const std::vector<PageRef>& dirty,
       uint64_t got = 0;
       int64_t first = store.alloc_run(group.size() - i, &got);
       if (first < 0) break;
+      found = true;
       // A run of one merges nothing: a page with a slot keeps it.
       if (got == 1 && PageWord::has_slot(core_.word(group[i].table, group[i].page).load()))
         store.free_slot(static_cast<uint64_t>(first));
@@ -474,10 +478,11 @@ void Evictor::place_in_runs(const std::vector<PageRef>& dirty,
       int64_t slot = store.alloc_slot();
       if (slot >= 0) set_slot(w, s, static_cast<uint64_t>(slot));
       else unslotted.push_back(v);
+      found |= slot >= 0;
       return slot < 0;
     });
-    if (group.size() > unslotted.size()) full_logged_ = false;
   }
+  if (found) full_logged_ = false;
   for (const PageRef& v : unslotted) say_store_full(v);
   no_room->insert(no_room->end(), unslotted.begin(), unslotted.end());
 }

@@ -328,6 +328,16 @@ TEST_F(FullStoreTest, AFullStoreRefusesDirtyPagesAndSaysSo) {
   EXPECT_EQ(e_.uffd->count(UffdCall::kWriteProtect), 0u);
 }
 
+TEST_F(FullStoreTest, AFullStoreRefusesDirtyPagesWithClusteredWritesToo) {
+  e_.core->opts.cluster_writes = true;
+  e_.make_resident(12, 0x0c, true);
+  EXPECT_EQ(evict_all(), -ENOSPC);
+  EXPECT_EQ(e_.state(12), PageState::kDirty);
+  EXPECT_FALSE(PageWord::has_slot(e_.word(12)));
+  EXPECT_GE(e_.core->counters.store_full.load(), 1u);
+  EXPECT_TRUE(e_.page_is(12, 0x0c));
+}
+
 // The evictor's thread against a store that stays full: its passes free
 // nothing, and the pause between them doubles up to a second. Counted by
 // the refusals (store_full: one per dirty victim a pass tried), at most
