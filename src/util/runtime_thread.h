@@ -6,7 +6,7 @@
 #include <pthread.h>
 
 #include <cerrno>
-#include <cstdio>
+#include <cstddef>
 #include <exception>
 #include <new>
 #include <system_error>
@@ -25,12 +25,17 @@ namespace mtier {
 template <class F>
 [[nodiscard]] int start_runtime_thread(std::thread* out, const char* name, const char* consequence,
                                        F body) noexcept {
+  // Named for top -H, perf and /proc/PID/task/*/comm ("mtier evictor"):
+  // by the creator, so that the name is there when this returns (a reader
+  // of /proc right after start saw an unnamed evictor once), and by the
+  // thread itself, which needs no /proc.
+  char comm[16] = "mtier ";  // cut to the kernel's 15 characters on purpose
+  size_t len = 6;
+  for (const char* c = name; *c && len < sizeof comm - 1; ++c) comm[len++] = *c;
+  comm[len] = '\0';
   try {
-    *out = std::thread([name, consequence, body]() noexcept {
+    *out = std::thread([name, consequence, body, comm]() noexcept {
       RuntimeScope runtime;  // this thread is the runtime: the preload passes it through
-      // Named for top -H, perf and /proc/PID/task/*/comm ("mtier evictor").
-      char comm[16];
-      std::snprintf(comm, sizeof comm, "mtier %s", name);
       (void)pthread_setname_np(pthread_self(), comm);
       try {
         body();
@@ -45,6 +50,7 @@ template <class F>
   } catch (const std::bad_alloc&) {
     return -ENOMEM;
   }
+  (void)pthread_setname_np(out->native_handle(), comm);
   return 0;
 }
 
