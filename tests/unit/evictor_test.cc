@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <set>
 #include <thread>
 
 #include "fake_kernel.h"
@@ -298,6 +299,59 @@ TEST_F(EvictorTest, ClusteredWritesKeepSlotsThatAlreadyFollowEachOther) {
   EXPECT_FALSE(e_.store->used(50));
   EXPECT_FALSE(e_.store->used(20));
   EXPECT_EQ(e_.store->used_slots(), 7u);
+}
+
+// A write racing a moved page's write-back: the eviction is cancelled, the
+// page stays DIRTY in DRAM with the new bytes and its new slot, and the
+// store holds one slot a page (the old one freed, none leaked).
+TEST_F(EvictorTest, AWriteRacingAClusteredWriteBackIsKept) {
+  e_.core->opts.cluster_writes = true;
+  e_.put_in_store(8, 200, 0);
+  e_.make_resident(8, 0x08, true);
+  e_.put_in_store(10, 100, 0);
+  e_.make_resident(10, 0x0a, true);
+  FaultHandler handler(*e_.core);
+  ASSERT_EQ(handler.prepare(), 0);
+  e_.store->before_write = [&] {
+    std::thread writer([&] {
+      struct uffd_msg m = fault_msg(e_.addr(8), UFFD_PAGEFAULT_FLAG_WRITE | UFFD_PAGEFAULT_FLAG_WP);
+      handler.handle_batch(&m, 1);
+      memset(e_.alias(8), 0x77, kPageSize);
+    });
+    writer.join();
+  };
+  ASSERT_EQ(evict_all(), 0);
+  EXPECT_EQ(e_.state(8), PageState::kDirty);
+  EXPECT_TRUE(e_.page_is(8, 0x77));
+  EXPECT_EQ(e_.state(10), PageState::kAbsent);
+  uint64_t s8 = PageWord::slot(e_.word(8)), s10 = PageWord::slot(e_.word(10));
+  EXPECT_NE(s8, s10);
+  EXPECT_FALSE(e_.store->used(200));
+  EXPECT_FALSE(e_.store->used(100));
+  EXPECT_EQ(e_.store->used_slots(), 2u);
+  EXPECT_TRUE(e_.store->used(s8) && e_.store->used(s10));
+}
+
+// A free during a clustered write-back: the pages not written keep the
+// slot they were moved to, so the free (which releases each page's slot)
+// leaves the store empty - no slot leaked, none released twice.
+TEST_F(EvictorTest, AFreeDuringAClusteredWriteBackLeaksNoSlot) {
+  e_.core->opts.cluster_writes = true;
+  for (uint64_t p = 0; p < 16; p++) {
+    e_.put_in_store(p, 240 - 3 * p, 0);  // scattered
+    e_.make_resident(p, static_cast<char>(0x10 + p), true);
+  }
+  e_.store->before_write = [&] { e_.table->freeing = true; };
+  ASSERT_EQ(evict_all(), 0);
+  std::set<uint64_t> slots;
+  for (uint64_t p = 0; p < 16; p++) {
+    ASSERT_TRUE(PageWord::has_slot(e_.word(p))) << p;
+    slots.insert(PageWord::slot(e_.word(p)));
+  }
+  EXPECT_EQ(slots.size(), 16u);
+  EXPECT_EQ(e_.store->used_slots(), 16u);
+  for (uint64_t s : slots) e_.store->free_slot(s);  // what the free does, a page at a time
+  EXPECT_EQ(e_.store->used_slots(), 0u);
 }
 
 TEST_F(EvictorTest, WithoutClusteredWritesADirtyPageKeepsItsSlot) {
