@@ -35,6 +35,19 @@ class EvictorTest : public ::testing::Test {
     ASSERT_EQ(evictor_->prepare(), 0);
   }
   int evict_all() { return evictor_->evict_range(e_.table->id, 0, UINT64_MAX, false); }
+  // At the store's next write batch, a thread writes `page` as the trainer
+  // would: its write-protect fault goes to `handler`, then `fill` lands.
+  void write_during_write_back(FaultHandler& handler, uint64_t page, char fill) {
+    e_.store->before_write = [this, &handler, page, fill] {
+      std::thread writer([&] {
+        struct uffd_msg m =
+            fault_msg(e_.addr(page), UFFD_PAGEFAULT_FLAG_WRITE | UFFD_PAGEFAULT_FLAG_WP);
+        handler.handle_batch(&m, 1);
+        memset(e_.alias(page), fill, kPageSize);
+      });
+      writer.join();
+    };
+  }
   long in_memfd(uint64_t first, uint64_t n) const {
     return e_.core->region->resident_pages(e_.core->region_offset(e_.table, first), n * kPageSize);
   }
@@ -88,14 +101,7 @@ TEST_F(EvictorTest, AWriteRacingTheWriteBackIsKept) {
   ASSERT_EQ(handler.prepare(), 0);
   // While the page is being written, the trainer writes it: the WP fault
   // cancels the eviction and the new bytes land in the page.
-  e_.store->before_write = [&] {
-    std::thread writer([&] {
-      struct uffd_msg m = fault_msg(e_.addr(8), UFFD_PAGEFAULT_FLAG_WRITE | UFFD_PAGEFAULT_FLAG_WP);
-      handler.handle_batch(&m, 1);
-      memset(e_.alias(8), 0x77, kPageSize);
-    });
-    writer.join();
-  };
+  write_during_write_back(handler, 8, 0x77);
   ASSERT_EQ(evict_all(), 0);
   EXPECT_EQ(e_.state(8), PageState::kDirty);
   EXPECT_EQ(e_.table->counters.evict_cancels.load(), 1u);
@@ -312,14 +318,7 @@ TEST_F(EvictorTest, AWriteRacingAClusteredWriteBackIsKept) {
   e_.make_resident(10, 0x0a, true);
   FaultHandler handler(*e_.core);
   ASSERT_EQ(handler.prepare(), 0);
-  e_.store->before_write = [&] {
-    std::thread writer([&] {
-      struct uffd_msg m = fault_msg(e_.addr(8), UFFD_PAGEFAULT_FLAG_WRITE | UFFD_PAGEFAULT_FLAG_WP);
-      handler.handle_batch(&m, 1);
-      memset(e_.alias(8), 0x77, kPageSize);
-    });
-    writer.join();
-  };
+  write_during_write_back(handler, 8, 0x77);
   ASSERT_EQ(evict_all(), 0);
   EXPECT_EQ(e_.state(8), PageState::kDirty);
   EXPECT_TRUE(e_.page_is(8, 0x77));
