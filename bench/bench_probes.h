@@ -62,7 +62,9 @@ int probe_placement(BenchConfig& c, Samples* s);
 // dirty or a clean entry, one madvise a page or 64 pages a process_madvise,
 // another thread of the process running: "unmap_dirty_each",
 // "unmap_dirty_vec", "unmap_clean_each", "unmap_clean_vec" (the _vec ones
-// only where the kernel takes them; bench_unmap.cc).
+// only where the kernel takes them), and "unmap_span": a 512-page span
+// zapped at once and its non-victims mapped again (where userfaultfd
+// serves MINOR faults; bench_unmap.cc).
 int probe_unmap(BenchConfig& c, Samples* s);
 
 // `runs` runs of every probe above, then the sampler workload off and on,

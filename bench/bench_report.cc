@@ -28,6 +28,7 @@ const CostRow kCostRows[] = {
     {"unmap_dirty_vec", "unmap_dirty_64_a_call", "unmap dirty pages, 64 a process_madvise"},
     {"unmap_clean_each", "unmap_clean_page", "unmap a clean page, one madvise a page"},
     {"unmap_clean_vec", "unmap_clean_64_a_call", "unmap clean pages, 64 a process_madvise"},
+    {"unmap_span", "unmap_span_then_remap", "unmap a 512-page span, CONTINUE the rest"},
 };
 
 struct RateRow {
