@@ -3,7 +3,10 @@
 // budget, with uniform and skewed (Zipf) access, while eviction, fetch and
 // the sampler run. A monitor thread measures residency from the kernel
 // (mincore on the tables, Rss in /proc/self/smaps) the whole time.
-// An argument adds runtime options (torture_clustered.test: cluster_writes=1).
+// Usage: torture [OPTIONS [OPS]]. OPTIONS are added to the runtime options
+// (torture_clustered.test: cluster_writes=1; one with store_path= uses that
+// directory instead of a fresh one); OPS is each thread's operations
+// (default 25000; crash_writeback.test runs it long and kills it).
 // Exit 0: no mismatch and within budget; 1: failure; 77: skipped (why printed).
 #include <sys/mman.h>
 #include <unistd.h>
@@ -176,19 +179,28 @@ void worker(int tid, const std::vector<TableInfo>& tables, uint64_t total_pages,
 int main(int argc, char** argv) {
   const uint64_t budget = 12ull << 20;
   const uint64_t sizes[] = {24ull << 20, 16ull << 20, 8ull << 20};  // 4x the budget
+  const std::string extra = argc > 1 ? argv[1] : "";
+  long ops = 25000;
+  if (argc > 2 && (ops = strtol(argv[2], nullptr, 10)) <= 0) {
+    fprintf(stderr, "torture: OPS must be a positive number, not '%s'\n", argv[2]);
+    return 1;
+  }
+  // A directory of our own, removed at the end, unless the options name one.
   char dir[] = "/var/tmp/mtier-torture-XXXXXX";
-  if (!mkdtemp(dir)) {
+  const bool own_dir = extra.find("store_path=") == std::string::npos;
+  if (own_dir && !mkdtemp(dir)) {
     perror("torture: mkdtemp");
     return 1;
   }
-  std::string opts = "dram_bytes=" + std::to_string(budget) + ",store_path=" + dir +
+  std::string opts = "dram_bytes=" + std::to_string(budget) +
                      ",store_bytes=256M,region_bytes=1G,scan_rate=50000,prefetch_pages=4";
-  if (argc > 1) opts += std::string(",") + argv[1];
+  if (own_dir) opts += std::string(",store_path=") + dir;
+  if (!extra.empty()) opts += "," + extra;
   printf("torture: options %s\n", opts.c_str());
   int rc = mtier_init(opts.c_str());
   if (rc == -EPERM || rc == -ENOSYS || rc == -ENOTSUP) {
     printf("SKIP: userfaultfd unavailable here (%s): the engine cannot run\n", strerror(-rc));
-    rmdir(dir);
+    if (own_dir) rmdir(dir);
     return 77;
   }
   if (rc < 0) {
@@ -211,7 +223,7 @@ int main(int argc, char** argv) {
   auto t0 = std::chrono::steady_clock::now();
   std::vector<std::thread> workers;
   for (int t = 0; t < kThreads; t++)
-    workers.emplace_back(worker, t, std::cref(tables), total, 25000L);
+    workers.emplace_back(worker, t, std::cref(tables), total, ops);
   for (auto& w : workers) w.join();
   g_stop = true;
   mon.join();
@@ -227,7 +239,7 @@ int main(int argc, char** argv) {
     cancels += ts.evict_cancels;
     mtier_table_free(t.id);
   }
-  rmdir(dir);
+  if (own_dir) rmdir(dir);
   long budget_pages = budget / kPage;
   printf("torture: %d threads, %llu pages over %ld-page budget: mismatches %ld, max resident "
          "%ld pages (mincore, less the pages evicted during its scan; raw %ld), max Rss %ld "
