@@ -49,8 +49,9 @@ class SequentialStreams {
     return w->window;
   }
 
-  // The fault on_miss was just asked about brought `followers` pages after
-  // its own: the walk expects the page after them next.
+  // The fault on_miss was just asked about is followed by `followers`
+  // pages that need no fault (brought with it, or already in DRAM): the
+  // walk expects the page after them next.
   void brought(uint64_t page, uint64_t followers) {
     if (current_) current_->next = page + 1 + followers;
   }

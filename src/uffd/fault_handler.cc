@@ -317,24 +317,45 @@ bool FaultHandler::claim_ahead(Table* t, uint64_t page, bool write, uint64_t lim
   return true;
 }
 
-// Claims up to `count` pages after `page` that are absent and, as
+// Claims the pages among the `count` after `page` that are absent and, as
 // `from_store` says, held in a store or never written, each only while
 // DRAM's resident and claimed pages stay within `limit` (claim_within: the
-// prefetcher claims concurrently); stops at the first that is not. They
-// are placed in the same batch, mapped as `write` says, with nobody
-// waiting on them. Returns the pages claimed.
+// prefetcher claims concurrently). Pages already in DRAM are passed over;
+// it stops at the first page that is neither. The claimed pages are placed
+// in the same batch, mapped as `write` says, with nobody waiting on them.
+// Returns the pages claimed; *span is the pages after `page` it went
+// through (claimed or passed over).
+// Why pass over resident pages: a table read back front to back after
+// training (a checkpoint saved, an evaluation pass, a final hash) has its
+// hot rows still in DRAM, scattered; a walk that stopped at each of them
+// brought one page per fault there.
 uint64_t FaultHandler::claim_following(Table* t, uint64_t page, uint64_t count, uint64_t limit,
-                                       bool from_store, bool write) {
-  uint64_t claimed = 0;
-  for (uint64_t p = page + 1; p <= page + count && p < t->pages; p++) {
+                                       bool from_store, bool write, uint64_t* span) {
+  uint64_t claimed = 0, p = page + 1;
+  for (; p <= page + count && p < t->pages; p++) {
     if (pending_.size() == pending_.capacity()) break;
     std::lock_guard lk(core_.lock_of(t, p));
     uint64_t w = core_.word(t, p).load(std::memory_order_acquire);
-    if (PageWord::state(w) != PageState::kAbsent || PageWord::has_slot(w) != from_store) break;
+    PageState s = PageWord::state(w);
+    if (s == PageState::kClean || s == PageState::kDirty) continue;
+    if (s != PageState::kAbsent || PageWord::has_slot(w) != from_store) break;
     if (!claim_ahead(t, p, write, limit)) break;
     claimed++;
   }
+  *span = p - page - 1;
   return claimed;
+}
+
+// How many pages from `page` on (at most `most`) are in DRAM, mapped or
+// not: a walk's next fault comes after them. Read without the pages'
+// locks: a wrong count only makes the next fault start a new walk.
+uint64_t FaultHandler::in_dram_from(const Table* t, uint64_t page, uint64_t most) const {
+  uint64_t n = 0;
+  for (; n < most && page + n < t->pages; n++) {
+    PageState s = PageWord::state(t->words[page + n].load(std::memory_order_relaxed));
+    if (s != PageState::kClean && s != PageState::kDirty) break;
+  }
+  return n;
 }
 
 // The pages that come with a MISSING fault on `page`, placed in the same
@@ -355,8 +376,11 @@ void FaultHandler::add_followers(Table* t, uint64_t page, bool from_store, bool 
   uint32_t want = t->streams.on_miss(page, base, core_.opts.stream_pages);
   Residency& r = core_.residency;
   uint64_t limit = want > base || from_store ? r.budget_pages() : r.low_pages();
-  uint64_t got = want ? claim_following(t, page, want, limit, from_store, write) : 0;
-  t->streams.brought(page, got);
+  uint64_t span = 0;
+  if (want) (void)claim_following(t, page, want, limit, from_store, write, &span);
+  // The walk's next fault is on the first page after the window not in DRAM.
+  const uint64_t after = page + 1 + span;
+  t->streams.brought(page, span + in_dram_from(t, after, std::max<uint64_t>(core_.opts.stream_pages, 1)));
 }
 
 // Places the claimed pages: first touches at once, the rest read from
