@@ -111,6 +111,16 @@ class EngineTest : public ::testing::Test {
   // mincore over the whole reservation would dominate the run time.
   long kernel_resident() { return engine_->region().resident_pages(0, 64ull << 20); }
   long budget_pages() const { return static_cast<long>(opts_.dram_bytes / kPage); }
+  // An engine whose walks grow to 64 pages, and a table 4x the budget
+  // written front to back with generation `gen`; its size in *pages.
+  char* walked_table(const char* name, uint64_t gen, int* id, uint64_t* pages) {
+    opts_.stream_pages = 64;
+    start();
+    *pages = 4 * static_cast<uint64_t>(budget_pages());
+    char* t = table(name, *pages * kPage, id);
+    for (uint64_t p = 0; p < *pages; p++) fill_page(t + p * kPage, pattern(*id, p, gen));
+    return t;
+  }
   // A table 4x the budget written and read back through the store in use:
   // every page intact, and pages really went out and came back.
   void round_trip_four_times_the_budget(const char* name, uint64_t gen) {
@@ -383,12 +393,9 @@ TEST_F(EngineTest, WritesRacingEvictionAreNeverLost) {
 // each fault: a few faults per window instead of one per page, DRAM use
 // within the budget (from the kernel's count), every byte intact.
 TEST_F(EngineTest, AFrontToBackWalkBringsGrowingWindows) {
-  opts_.stream_pages = 64;
-  start();
   int id;
-  const uint64_t pages = 4 * static_cast<uint64_t>(budget_pages());
-  char* t = table("walk", pages * kPage, &id);
-  for (uint64_t p = 0; p < pages; p++) fill_page(t + p * kPage, pattern(id, p, 4));
+  uint64_t pages;
+  char* t = walked_table("walk", 4, &id, &pages);
   TableStats s;
   ASSERT_EQ(engine_->table_stats(id, &s), 0);
   EXPECT_EQ(s.zero_fills, pages);
@@ -411,12 +418,9 @@ TEST_F(EngineTest, AFrontToBackWalkBringsGrowingWindows) {
 // resident and scattered, and a walk that stopped at each took one fault
 // per page between them.
 TEST_F(EngineTest, AWalkGoesOnPastPagesStillInDram) {
-  opts_.stream_pages = 64;
-  start();
   int id;
-  const uint64_t pages = 4 * static_cast<uint64_t>(budget_pages());
-  char* t = table("walk-past", pages * kPage, &id);
-  for (uint64_t p = 0; p < pages; p++) fill_page(t + p * kPage, pattern(id, p, 7));
+  uint64_t pages;
+  char* t = walked_table("walk-past", 7, &id, &pages);
   ASSERT_EQ(engine_->evict_table(id), 0);
   // Every 8th page back in DRAM, in a scattered order (no walk forms).
   std::vector<uint64_t> hot;
