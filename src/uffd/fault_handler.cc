@@ -29,6 +29,12 @@ constexpr size_t kMaxRequests = 4096;  // queued prefetch requests (the daemon r
 bool is_write(uint64_t flags) { return flags & UFFD_PAGEFAULT_FLAG_WRITE; }
 bool is_minor(uint64_t flags) { return flags & UFFD_PAGEFAULT_FLAG_MINOR; }
 bool is_wp(uint64_t flags) { return flags & UFFD_PAGEFAULT_FLAG_WP; }
+// A page in DRAM and settled (not on its way in or out): what a walk passes
+// over.
+bool in_dram(uint64_t w) {
+  PageState s = PageWord::state(w);
+  return s == PageState::kClean || s == PageState::kDirty;
+}
 
 uint64_t now_ns() {
   timespec ts{};
@@ -323,27 +329,23 @@ bool FaultHandler::claim_ahead(Table* t, uint64_t page, bool write, uint64_t lim
 // prefetcher claims concurrently). Pages already in DRAM are passed over;
 // it stops at the first page that is neither. The claimed pages are placed
 // in the same batch, mapped as `write` says, with nobody waiting on them.
-// Returns the pages claimed; *span is the pages after `page` it went
-// through (claimed or passed over).
+// Returns the pages after `page` it went through (claimed or passed over).
 // Why pass over resident pages: a table read back front to back after
 // training (a checkpoint saved, an evaluation pass, a final hash) has its
 // hot rows still in DRAM, scattered; a walk that stopped at each of them
 // brought one page per fault there.
 uint64_t FaultHandler::claim_following(Table* t, uint64_t page, uint64_t count, uint64_t limit,
-                                       bool from_store, bool write, uint64_t* span) {
-  uint64_t claimed = 0, p = page + 1;
+                                       bool from_store, bool write) {
+  uint64_t p = page + 1;
   for (; p <= page + count && p < t->pages; p++) {
     if (pending_.size() == pending_.capacity()) break;
     std::lock_guard lk(core_.lock_of(t, p));
     uint64_t w = core_.word(t, p).load(std::memory_order_acquire);
-    PageState s = PageWord::state(w);
-    if (s == PageState::kClean || s == PageState::kDirty) continue;
-    if (s != PageState::kAbsent || PageWord::has_slot(w) != from_store) break;
+    if (in_dram(w)) continue;
+    if (PageWord::state(w) != PageState::kAbsent || PageWord::has_slot(w) != from_store) break;
     if (!claim_ahead(t, p, write, limit)) break;
-    claimed++;
   }
-  *span = p - page - 1;
-  return claimed;
+  return p - page - 1;
 }
 
 // How many pages from `page` on (at most `most`) are in DRAM, mapped or
@@ -351,10 +353,9 @@ uint64_t FaultHandler::claim_following(Table* t, uint64_t page, uint64_t count, 
 // locks: a wrong count only makes the next fault start a new walk.
 uint64_t FaultHandler::in_dram_from(const Table* t, uint64_t page, uint64_t most) const {
   uint64_t n = 0;
-  for (; n < most && page + n < t->pages; n++) {
-    PageState s = PageWord::state(t->words[page + n].load(std::memory_order_relaxed));
-    if (s != PageState::kClean && s != PageState::kDirty) break;
-  }
+  while (n < most && page + n < t->pages &&
+         in_dram(t->words[page + n].load(std::memory_order_relaxed)))
+    n++;
   return n;
 }
 
@@ -376,11 +377,11 @@ void FaultHandler::add_followers(Table* t, uint64_t page, bool from_store, bool 
   uint32_t want = t->streams.on_miss(page, base, core_.opts.stream_pages);
   Residency& r = core_.residency;
   uint64_t limit = want > base || from_store ? r.budget_pages() : r.low_pages();
-  uint64_t span = 0;
-  if (want) (void)claim_following(t, page, want, limit, from_store, write, &span);
-  // The walk's next fault is on the first page after the window not in DRAM.
-  const uint64_t after = page + 1 + span;
-  t->streams.brought(page, span + in_dram_from(t, after, std::max<uint64_t>(core_.opts.stream_pages, 1)));
+  uint64_t span = want ? claim_following(t, page, want, limit, from_store, write) : 0;
+  // The walk's next fault is on the first page after the window not in DRAM
+  // (no scan where walks are off: stream_pages 0).
+  span += in_dram_from(t, page + 1 + span, core_.opts.stream_pages);
+  t->streams.brought(page, span);
 }
 
 // Places the claimed pages: first touches at once, the rest read from

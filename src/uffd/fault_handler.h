@@ -76,7 +76,7 @@ class FaultHandler {
   void claim(Table* t, uint64_t page, bool write, unsigned tid);
   bool claim_ahead(Table* t, uint64_t page, bool write, uint64_t limit);
   uint64_t claim_following(Table* t, uint64_t page, uint64_t count, uint64_t limit,
-                           bool from_store, bool write, uint64_t* span);
+                           bool from_store, bool write);
   uint64_t in_dram_from(const Table* t, uint64_t page, uint64_t most) const;
   void add_followers(Table* t, uint64_t page, bool from_store, bool write);
   void place_all();
