@@ -162,7 +162,12 @@ Engine* engine_locked() noexcept {
 
 void release_locked(const Managed* m) noexcept {
   State& st = state();
-  if (!st.child) {
+  if (st.child) {
+    // A forked child's copy of a parent's table: its own pages go and the
+    // range faults with SIGSEGV, as unmapped memory would; the range stays
+    // reserved, so nothing of the child's lands among the parent's tables.
+    (void)sys::map_anonymous_at(m->base, m->capacity, false);
+  } else {
     if (!m->unmapped.empty()) (void)sys::protect(m->base, m->capacity, true);
     count_freed_locked(m->id);
     (void)contained("freeing a table", "its address range stays reserved",
@@ -232,7 +237,7 @@ bool inherited_record(const void* p, bool forget) noexcept {
   std::lock_guard<std::mutex> lk(st.mu);
   Managed* m = st.map.find(p);
   if (!m || m->ptr != p) return false;
-  if (forget) st.map.erase(m);
+  if (forget) release_locked(m);
   return true;
 }
 

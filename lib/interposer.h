@@ -80,13 +80,27 @@ inline bool in_inherited(const void* p) {
   return a >= g_inherited_lo.load(std::memory_order_relaxed) &&
          a < g_inherited_hi.load(std::memory_order_relaxed);
 }
+inline bool overlaps_inherited(const void* p, size_t len) {
+  auto a = reinterpret_cast<uintptr_t>(p);
+  return a < g_inherited_hi.load(std::memory_order_relaxed) &&
+         a + len > g_inherited_lo.load(std::memory_order_relaxed);
+}
 // In a forked child: true when p is exactly a pointer the parent's
-// interposer handed out; with `forget`, the record is dropped (free).
+// interposer handed out; with `forget`, the record is dropped and the
+// child's copy of the table goes (free).
 bool inherited_record(const void* p, bool forget) noexcept;
+// munmap and mremap in a forked child over its copy of the parent's
+// region (lib/fork_signals.cc maps it privately): an unmapped part becomes
+// PROT_NONE (it stays reserved); a mapping that grows moves to plain
+// memory with its bytes. Return what the libc call would.
+int inherited_munmap(void* addr, size_t len) noexcept;
+void* inherited_mremap(void* old, size_t old_size, size_t new_size, int flags,
+                       void* new_addr) noexcept;
 
 // Fork: the atfork handlers take and drop the interposer's lock; the child
-// stops managing (its copy of the region is not mapped: MADV_DONTFORK):
-// g_region_* become empty and g_inherited_* hold the parent's bounds.
+// stops managing: g_region_* become empty and g_inherited_* hold the
+// parent's bounds, and the child reads the parent's tables through a
+// private mapping of the region (lib/fork_signals.cc).
 bool in_forked_child() noexcept;
 
 }  // namespace mtier::lib

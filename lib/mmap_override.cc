@@ -38,9 +38,8 @@ MTIER_OVERRIDE void* mmap64(void* addr, size_t len, int prot, int flags, int fd,
 MTIER_OVERRIDE int munmap(void* addr, size_t len) {
   if (!mtier::in_runtime() && mtier::lib::overlaps_region(addr, len))
     return mtier::lib::region_munmap(addr, len);
-  // A forked child unmapping an inherited table: forget it, and leave alone
-  // whatever the child itself has mapped at that address since.
-  if (mtier::lib::in_inherited(addr) && mtier::lib::inherited_record(addr, true)) return 0;
+  // A forked child unmapping part of its copy of the parent's tables.
+  if (mtier::lib::overlaps_inherited(addr, len)) return mtier::lib::inherited_munmap(addr, len);
   return next()->munmap(addr, len);
 }
 
@@ -54,6 +53,8 @@ MTIER_OVERRIDE void* mremap(void* old, size_t old_size, size_t new_size, int fla
   }
   if (!mtier::in_runtime() && mtier::lib::in_region(old))
     return mtier::lib::region_mremap(old, old_size, new_size, flags, new_addr);
+  if (mtier::lib::in_inherited(old))
+    return mtier::lib::inherited_mremap(old, old_size, new_size, flags, new_addr);
   return next()->mremap(old, old_size, new_size, flags, new_addr);
 }
 

@@ -78,13 +78,32 @@ int Engine::free_table(int id) {
   if (!t) return -ENOENT;
   drop_pages(t, 0, t->pages);
   uint64_t first = t->first_page, pages = t->pages;
-  core_->tables.remove(t);
+  // A forked child may still read the range: no other table goes there
+  // until it cannot (its faults there fail with SIGBUS meanwhile).
+  bool hold = core_->children && core_->children->may_be_inherited(id);
+  core_->tables.remove(t, hold);
+  if (hold) core_->children->hold_extent(id, first, pages);
   if (segment_) {
     (void)segment_->remove_table(static_cast<uint32_t>(id));
     segment_->clear_words(first, pages);  // words and hints; memory returned
     if (link_) link_->tables_changed();
   }
   return 0;
+}
+
+Engine::ForkPlan Engine::prepare_fork() {
+  ForkPlan plan;
+  if (!core_->children) return plan;
+  int32_t below = core_->tables.next_id();
+  core_->children->fork_begins(below);
+  plan.ok = true;
+  plan.inheritance = Inheritance{core_->region->base(), core_->region->bytes(),
+                                 core_->region->memfd(), core_->children->child_socket(), below};
+  return plan;
+}
+
+size_t Engine::forked_children() const {
+  return core_->children ? core_->children->count() : 0;
 }
 
 int Engine::discard(void* addr, uint64_t len) {

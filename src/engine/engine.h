@@ -16,6 +16,7 @@
 #include "page/core.h"
 #include "prefetch/prefetcher.h"
 #include "uffd/fault_handler.h"
+#include "uffd/fork_hello.h"
 
 namespace mtier {
 
@@ -131,6 +132,19 @@ class Engine {
   // (prefetch_can_help) or pages are pinned. A few counters read: for callers that
   // would rather not build a prefetch's arguments for nothing.
   bool prefetch_useful() const;
+
+  // Fork (uffd/forked_children.h). Called by the thread about to fork (the
+  // fork's prepare handler; lock-free): what the child needs to read the
+  // tables, with ok false when children cannot (then the child leaves the
+  // region unmapped).
+  struct ForkPlan {
+    bool ok = false;
+    Inheritance inheritance;
+  };
+  ForkPlan prepare_fork();
+  // Forked children reading the tables now, and address ranges of freed
+  // tables held for them.
+  size_t forked_children() const;
 
   // The tiers and sources in effect, one line ("mtier: tiers: ...").
   std::string describe() const;

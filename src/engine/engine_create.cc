@@ -140,6 +140,19 @@ int open_uffd(Core& core) {
   return rc;
 }
 
+// Forked children read the tables through the fault handler; without the
+// socket they announce themselves on, a child cannot (it says so when it
+// tries).
+void open_children(Core& core) {
+  auto children = std::make_unique<ForkedChildren>();
+  if (int rc = children->open(); rc < 0) {
+    MTIER_LOG_WARN("forked children: socketpair: %s; a forked child cannot read the tables",
+                   strerror(-rc));
+    return;
+  }
+  core.children = std::move(children);
+}
+
 }  // namespace
 
 Engine::Engine(std::unique_ptr<Core> core) : core_(std::move(core)) {}
@@ -155,6 +168,7 @@ std::unique_ptr<Engine> Engine::create(const Options& given, int* err) {
   core->budget_from = budget_from;
   if ((*err = open_stores(o, given, &core->stores)) < 0) return nullptr;
   if ((*err = open_uffd(*core)) < 0) return nullptr;
+  open_children(*core);
   std::unique_ptr<Engine> e(new Engine(std::move(core)));
   e->open_segment();
   e->handler_ = std::make_unique<FaultHandler>(*e->core_);

@@ -28,7 +28,7 @@
 //   4. Leaves, taken last and holding nothing else while held: Residency's
 //      mutex (the room/work condition variables), the stores' slot
 //      allocators, FaultHandler::request_mu_, Prefetcher::mu_ (its queue),
-//      DaemonLink::state_mu_, the log.
+//      DaemonLink::state_mu_, ForkedChildren::hold_mu_, the log.
 //
 // Pins (the lookahead window's bit in a page word) change under the page's
 // stripe lock, like the state; the prefetcher's worker pins with the
@@ -68,6 +68,7 @@
 #include "store/store.h"
 #include "sys/page_size.h"
 #include "sys/uffd.h"
+#include "uffd/forked_children.h"
 
 namespace mtier {
 
@@ -89,6 +90,8 @@ struct EngineCounters {
   std::atomic<uint64_t> prefetch_hits{0};
   std::atomic<int64_t> pinned_pages{0};
   std::atomic<uint64_t> window_overflows{0};
+  // Faults of forked children served (uffd/forked_children.h).
+  std::atomic<uint64_t> child_faults{0};
 };
 
 struct Core {
@@ -117,6 +120,8 @@ struct Core {
   Residency residency;  // DRAM
   Residency slow;       // the slow memory tier (budget 0: none)
   std::vector<std::unique_ptr<Store>> stores;  // eviction order: first with room wins
+  // The forked children that read the tables (nullptr: children cannot).
+  std::unique_ptr<ForkedChildren> children;
   EngineCounters counters;
   // The daemon's keep priority per region page (the shared segment's hints;
   // nullptr without a segment), honoured by the evictor's first rotation

@@ -24,7 +24,7 @@ Table* TableRegistry::add(const std::string& name, uint64_t bytes, int* err) noe
   }
   decltype(by_id_)::node_type node;
   Table* t = nullptr;
-  int id = next_id_;
+  int id = next_id_.load(std::memory_order_relaxed);
   try {
     decltype(by_id_) one;
     t = one.emplace(id, std::make_unique<Table>()).first->second.get();
@@ -49,7 +49,7 @@ Table* TableRegistry::add(const std::string& name, uint64_t bytes, int* err) noe
     *err = static_cast<int>(first);
     return nullptr;
   }
-  next_id_++;
+  next_id_.fetch_add(1, std::memory_order_relaxed);
   t->id = id;
   t->first_page = static_cast<uint64_t>(first);
   t->pages = pages;
@@ -65,11 +65,15 @@ Table* TableRegistry::add(const std::string& name, uint64_t bytes, int* err) noe
   return t;
 }
 
-void TableRegistry::remove(Table* t) noexcept {
+void TableRegistry::remove(Table* t, bool keep_extent) noexcept {
   ordered_.erase(std::find(ordered_.begin(), ordered_.end(), t));
-  (void)extents_.free(t->first_page, t->pages);
+  if (!keep_extent) (void)extents_.free(t->first_page, t->pages);
   table_pages_.fetch_sub(t->pages, std::memory_order_relaxed);
   by_id_.erase(t->id);
+}
+
+void TableRegistry::release_extent(uint64_t first, uint64_t pages) noexcept {
+  (void)extents_.free(first, pages);
 }
 
 Table* TableRegistry::find(const void* addr) const {

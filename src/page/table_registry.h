@@ -33,8 +33,15 @@ class TableRegistry {
   // or nullptr with *err = -ENOMEM (region full, or out of memory: the
   // registry then unchanged) / -EINVAL (bytes == 0). Never throws.
   Table* add(const std::string& name, uint64_t bytes, int* err) noexcept;
-  // Under the exclusive lock: forgets the table and returns its extent.
-  void remove(Table* t) noexcept;
+  // Under the exclusive lock: forgets the table and returns its extent,
+  // or with keep_extent keeps the extent out of use until release_extent()
+  // (a forked child may still read the range: uffd/forked_children.h).
+  void remove(Table* t, bool keep_extent = false) noexcept;
+  // Under the exclusive lock: returns an extent remove() kept.
+  void release_extent(uint64_t first, uint64_t pages) noexcept;
+  // The id the next table will get (tables with smaller ids exist or
+  // existed). Read without the lock.
+  int next_id() const { return next_id_.load(std::memory_order_relaxed); }
   // Under the shared lock.
   Table* find(const void* addr) const;
   Table* by_id(int id) const;
@@ -53,7 +60,7 @@ class TableRegistry {
   ExtentAllocator extents_;
   std::map<int, std::unique_ptr<Table>> by_id_;
   std::vector<Table*> ordered_;
-  int next_id_ = 1;
+  std::atomic<int> next_id_{1};
   PageWordAtomic* shared_words_ = nullptr;
   std::atomic<uint64_t> table_pages_{0};
 };

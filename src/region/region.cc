@@ -29,9 +29,11 @@ std::unique_ptr<Region> Region::create(uint64_t bytes, int* err) {
                     strerror(errno));
     return nullptr;
   }
-  // A child of fork() must not inherit the region: its faults would not be
-  // served, and a page it touched would appear in the memfd behind the
-  // engine's back. Without the mappings a child's access is a plain SIGSEGV.
+  // A child of fork() does not inherit these mappings: a shared mapping's
+  // faults would not be served in the child, and a page it touched would
+  // appear in the memfd behind the engine's back. A child that reads the
+  // tables maps the memfd privately instead (uffd/child_attach.h); fork
+  // stays cheap, copying no page table of the region.
   if (sys::dont_fork(r->base_, bytes) < 0 || sys::dont_fork(r->alias_, bytes) < 0)
     MTIER_LOG_WARN("region: MADV_DONTFORK failed: %s; do not touch tables after fork()",
                    strerror(errno));

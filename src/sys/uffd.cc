@@ -132,8 +132,8 @@ long uffd_read(int fd, struct uffd_msg* msgs, size_t n) {
   return got / static_cast<long>(sizeof(*msgs));
 }
 
-int poll_fds(struct pollfd* fds, size_t n) {
-  int rc = poll(fds, static_cast<nfds_t>(n), -1);
+int poll_fds(struct pollfd* fds, size_t n, int timeout_ms) {
+  int rc = poll(fds, static_cast<nfds_t>(n), timeout_ms);
   return rc < 0 ? -errno : rc;
 }
 
@@ -149,6 +149,6 @@ int Uffd::writeprotect(void* addr, size_t len, bool protect) {
 int Uffd::wake(void* addr, size_t len) { return uffd_wake(fd_, addr, len); }
 int Uffd::poison(void* addr, size_t len) { return uffd_poison(fd_, addr, len); }
 long Uffd::read(struct uffd_msg* msgs, size_t n) { return uffd_read(fd_, msgs, n); }
-int Uffd::wait(struct pollfd* fds, size_t n) { return poll_fds(fds, n); }
+int Uffd::wait(struct pollfd* fds, size_t n, int timeout_ms) { return poll_fds(fds, n, timeout_ms); }
 
 }  // namespace mtier::sys

@@ -61,9 +61,9 @@ namespace mtier::sys {
 [[nodiscard]] int uffd_probe_continue_wp(int fd);
 // Reads up to n messages without blocking. Returns the count, 0 if none.
 [[nodiscard]] long uffd_read(int fd, struct uffd_msg* msgs, size_t n);
-// poll(2) on fds[0, n) with no timeout. Returns the count ready or -errno
-// (-EINTR included).
-[[nodiscard]] int poll_fds(struct pollfd* fds, size_t n);
+// poll(2) on fds[0, n), for at most timeout_ms (-1: no limit). Returns the
+// count ready (0: timed out) or -errno (-EINTR included).
+[[nodiscard]] int poll_fds(struct pollfd* fds, size_t n, int timeout_ms = -1);
 
 // The calls the engine's threads make on a registered userfaultfd, behind
 // one object: the seam under the fault path. The real one forwards to the
@@ -84,9 +84,10 @@ class Uffd {
   [[nodiscard]] virtual int wake(void* addr, size_t len);
   [[nodiscard]] virtual int poison(void* addr, size_t len);
   [[nodiscard]] virtual long read(struct uffd_msg* msgs, size_t n);
-  // The handler thread's wait: poll_fds() on fds[0, n), fds[0] being this
-  // userfaultfd and the rest the thread's own eventfds.
-  [[nodiscard]] virtual int wait(struct pollfd* fds, size_t n);
+  // The handler thread's wait: poll_fds() on fds[0, n) for at most
+  // timeout_ms (-1: no limit), fds[0] being this userfaultfd and the rest
+  // the thread's own eventfds and its forked children's descriptors.
+  [[nodiscard]] virtual int wait(struct pollfd* fds, size_t n, int timeout_ms);
 
  private:
   int fd_;

@@ -92,6 +92,10 @@ int unix_listen(const std::string& path, mode_t mode) {
   return fd;
 }
 
+int unix_pair(int out[2]) {
+  return socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, out) == 0 ? 0 : -errno;
+}
+
 int unix_connect(const std::string& path) {
   sockaddr_un a;
   int rc = make_addr(path, &a);

@@ -25,6 +25,9 @@ inline constexpr size_t kMaxSendFds = 4;
 // caller (a lock file). A path that does not fit sun_path (with its NUL) is
 // -ENAMETOOLONG, an empty one -EINVAL. Returns the fd.
 [[nodiscard]] int unix_listen(const std::string& path, mode_t mode);
+// A connected pair of sockets (socketpair), both O_CLOEXEC, blocking.
+// 0 or -errno.
+[[nodiscard]] int unix_pair(int out[2]);
 // Connects a blocking socket to `path`. Returns the fd, or the kernel's
 // -errno (-ENOENT: no socket there; -ECONNREFUSED: nobody listens).
 [[nodiscard]] int unix_connect(const std::string& path);

@@ -75,15 +75,38 @@ void* map_reserve(size_t len) {
   return p == MAP_FAILED ? nullptr : p;
 }
 
+int map_private_at(int fd, void* addr, size_t len) {
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
+  void* p = raw_mmap(addr, len, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_FIXED_NOREPLACE | MAP_NORESERVE, fd, 0);
+  if (p == MAP_FAILED) return -errno;
+  if (p != addr) {  // a kernel older than 4.17 takes NOREPLACE as a hint
+    (void)syscall(SYS_munmap, p, len);
+    return -EEXIST;
+  }
+  return 0;
+}
+
+int map_anonymous_at(void* addr, size_t len, bool writable) {
+  void* p = raw_mmap(addr, len, writable ? PROT_READ | PROT_WRITE : PROT_NONE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+  return p == MAP_FAILED ? -errno : 0;
+}
+
 int unmap(void* addr, size_t len) { return raw_call(syscall(SYS_munmap, addr, len)); }
 
 int zap(void* addr, size_t len) { return raw_call(syscall(SYS_madvise, addr, len, MADV_DONTNEED)); }
 
-int pidfd_self() {
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
 #endif
-  long fd = syscall(SYS_pidfd_open, getpid(), 0);
+
+int pidfd_self() { return pidfd_of(getpid()); }
+
+int pidfd_of(pid_t pid) {
+  long fd = syscall(SYS_pidfd_open, pid, 0);  // pidfds are O_CLOEXEC
   return fd < 0 ? -errno : static_cast<int>(fd);
 }
 
@@ -161,8 +184,10 @@ uint64_t physical_memory() {
 
 pid_t thread_id() { return static_cast<pid_t>(syscall(SYS_gettid)); }
 
-int signal_thread(pid_t tid, int sig) {
-  return syscall(SYS_tgkill, getpid(), tid, sig) == 0 ? 0 : -errno;
+int signal_thread(pid_t tid, int sig) { return signal_thread_of(getpid(), tid, sig); }
+
+int signal_thread_of(pid_t pid, pid_t tid, int sig) {
+  return syscall(SYS_tgkill, pid, tid, sig) == 0 ? 0 : -errno;
 }
 
 }  // namespace mtier::sys

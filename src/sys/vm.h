@@ -21,6 +21,14 @@ namespace mtier::sys {
 void* map_shared(int fd, size_t len, bool writable = true);
 // Reserves address space only: PROT_NONE, MAP_NORESERVE.
 void* map_reserve(size_t len);
+// Maps fd privately (copy on write) at exactly `addr` for len bytes,
+// read-write, MAP_NORESERVE; fails with -EEXIST where anything is mapped
+// there already (MAP_FIXED_NOREPLACE). 0 or -errno.
+[[nodiscard]] int map_private_at(int fd, void* addr, size_t len);
+// Replaces whatever is mapped at [addr, addr+len) with fresh anonymous
+// memory: read-write and zero (`writable`), or PROT_NONE, MAP_NORESERVE.
+// What was there (pages, userfaultfd registration) is gone. 0 or -errno.
+[[nodiscard]] int map_anonymous_at(void* addr, size_t len, bool writable);
 [[nodiscard]] int unmap(void* addr, size_t len);
 // Drops the page-table entries of a shared mapping; the file keeps the pages,
 // so the next access is a MINOR fault (the access sampler's "zap").
@@ -29,6 +37,9 @@ void* map_reserve(size_t len);
 // it (and opens another after a fork: it names the process it was opened
 // in). fd or -errno.
 [[nodiscard]] int pidfd_self();
+// A pidfd of process `pid` (pidfd_open): readable once the process has
+// exited. fd (O_CLOEXEC) or -errno.
+[[nodiscard]] int pidfd_of(pid_t pid);
 // zap() over n ranges in one call: process_madvise(MADV_DONTNEED) through
 // `pidfd`, which must name the calling process (Linux 6.13 and later take
 // any advice for the caller's own memory). Ranges are page-aligned, n at
@@ -62,5 +73,7 @@ uint64_t physical_memory();
 // Thread id of the caller, and a signal to one thread of this process.
 pid_t thread_id();
 [[nodiscard]] int signal_thread(pid_t tid, int sig);
+// A signal to thread `tid` of process `pid` (tgkill). 0 or -errno.
+[[nodiscard]] int signal_thread_of(pid_t pid, pid_t tid, int sig);
 
 }  // namespace mtier::sys

@@ -1,6 +1,7 @@
 #include "uffd/fault_handler.h"
 
 #include <poll.h>
+#include <signal.h>
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 #include "log/log.h"
 #include "page/page_checksum.h"
 #include "sys/uffd.h"
+#include "sys/vm.h"
 #include "uffd/loop_errors.h"
 #include "uffd/placement.h"
 #include "util/runtime_thread.h"
@@ -61,6 +63,9 @@ int FaultHandler::prepare() {
     for (auto& g : by_store_) g.reserve(pending_.capacity());
     ios_.reserve(depth);
     serving_.reserve(kMaxRequests);
+    child_batch_.reserve(kBatch);
+    deferred_.reserve(kMaxChildWaits);
+    retrying_.reserve(kMaxChildWaits);
     std::lock_guard<std::mutex> lk(request_mu_);
     requests_.reserve(kMaxRequests);
   } catch (const std::bad_alloc&) {
@@ -147,31 +152,97 @@ void FaultHandler::serve_prefetch_requests() {
 // Leaves only when stop() asks. A failing wait or read is logged and retried
 // after a back-off (uffd/loop_errors.h), however long it lasts: a thread
 // that left would hang every later fault in a managed table for ever.
+// While a forked child's fault waits for a page on its way in, the wait
+// wakes every millisecond to look again.
 void FaultHandler::run() {
   struct uffd_msg msgs[kBatch];
-  struct pollfd fds[3] = {
-      {core_.uffd->fd(), POLLIN, 0}, {stop_fd_, POLLIN, 0}, {request_fd_, POLLIN, 0}};
+  struct pollfd fds[kFixedFds + 2 * ForkedChildren::kMaxChildren];
   LoopErrors errors;
   auto retry = [&](const char* what, long err) {
     uint64_t backoff = errors.failed(what, static_cast<int>(err), now_ns());
     std::this_thread::sleep_for(std::chrono::nanoseconds(backoff));
   };
   while (running_.load(std::memory_order_acquire)) {
-    if (int rc = core_.uffd->wait(fds, 3); rc < 0) {
+    size_t nfds = poll_set(fds);
+    if (int rc = core_.uffd->wait(fds, nfds, deferred_.empty() ? -1 : 1); rc < 0) {
       if (rc != -EINTR) retry("poll", rc);  // EINTR: a signal, no error
       continue;
     }
     if (fds[1].revents) break;
     if (fds[2].revents) serve_prefetch_requests();
-    if (!fds[0].revents) continue;
-    long n = core_.uffd->read(msgs, kBatch);
-    if (n < 0) {
-      retry("read from userfaultfd", n);
-      continue;
+    if (fds[0].revents) {
+      long n = core_.uffd->read(msgs, kBatch);
+      if (n < 0) {
+        retry("read from userfaultfd", n);
+        continue;
+      }
+      if (errors.consecutive()) errors.succeeded(now_ns());  // no clock read per batch
+      if (n > 0) handle_batch(msgs, static_cast<size_t>(n));
     }
-    if (errors.consecutive()) errors.succeeded(now_ns());  // no clock read per batch
-    if (n > 0) handle_batch(msgs, static_cast<size_t>(n));
+    if (core_.children) serve_children(fds);
+    if (!deferred_.empty()) retry_child_waits();
   }
+}
+
+// fds[0]: this process's userfaultfd, [1] stop, [2] prefetch requests;
+// with forked children possible, [3] their announcements, then each
+// child's userfaultfd and pidfd. Returns the count.
+size_t FaultHandler::poll_set(struct pollfd* fds) const {
+  fds[0] = {core_.uffd->fd(), POLLIN, 0};
+  fds[1] = {stop_fd_, POLLIN, 0};
+  fds[2] = {request_fd_, POLLIN, 0};
+  if (!core_.children) return 3;
+  ForkedChildren& ch = *core_.children;
+  fds[3] = {ch.listen_fd(), POLLIN, 0};
+  for (size_t i = 0; i < ch.count(); i++) {
+    fds[kFixedFds + 2 * i] = {ch.child(i).uffd, POLLIN, 0};
+    fds[kFixedFds + 2 * i + 1] = {ch.child(i).pidfd, POLLIN, 0};
+  }
+  return kFixedFds + 2 * ch.count();
+}
+
+// After a wait: the children's faults, then their exits (from the last:
+// a reap moves the last child into the freed slot), then announcements
+// (a new child takes the next slot, which this round did not poll).
+void FaultHandler::serve_children(const struct pollfd* fds) {
+  ForkedChildren& ch = *core_.children;
+  size_t polled = ch.count();
+  struct uffd_msg msgs[kBatch];
+  for (size_t i = 0; i < polled; i++) {
+    if (!(fds[kFixedFds + 2 * i].revents & POLLIN)) continue;
+    long n = sys::uffd_read(ch.child(i).uffd, msgs, kBatch);
+    if (n > 0) handle_child_batch(ch.child(i), msgs, static_cast<size_t>(n));
+  }
+  for (size_t i = polled; i-- > 0;)
+    if (fds[kFixedFds + 2 * i + 1].revents) reap_child(i);
+  if (fds[3].revents & POLLIN) {
+    while (true) {
+      int rc = ch.accept();
+      if (rc == -EAGAIN || rc == -EINTR) break;
+      if (rc < 0) {
+        MTIER_LOG_WARN("forked children: receiving an announcement: %s", strerror(-rc));
+        break;
+      }
+    }
+  }
+}
+
+// Child i has exited: its waits go, its descriptors close, and the address
+// ranges of tables freed since that no child can read any more are
+// returned to the registry.
+void FaultHandler::reap_child(size_t i) {
+  ForkedChildren& ch = *core_.children;
+  pid_t pid = ch.child(i).pid;
+  deferred_.erase(std::remove_if(deferred_.begin(), deferred_.end(),
+                                 [pid](const ChildWait& w) { return w.pid == pid; }),
+                  deferred_.end());
+  MTIER_LOG_DEBUG("forked child %d exited (%llu faults served)", pid,
+                  static_cast<unsigned long long>(ch.child(i).faults));
+  ch.reap(i);
+  if (ch.held() == 0) return;
+  std::unique_lock tables(core_.tables.mutex());
+  ch.release_unreachable(
+      [&](uint64_t first, uint64_t pages) { core_.tables.release_extent(first, pages); });
 }
 
 // The pages a batch must have room for: its distinct MISSING faults. (A
@@ -225,6 +296,93 @@ void FaultHandler::handle_batch(const struct uffd_msg* msgs, size_t n) {
   // Faults whose page was placed or fetched meanwhile claimed nothing.
   if (reserved_) core_.residency.unclaimed(static_cast<int64_t>(std::exchange(reserved_, 0)));
   if (!pending_.empty()) place_all();
+}
+
+// A forked child's faults: each page is brought into the memfd as for a
+// read fault of this process's own (claimed and placed in this process's
+// mapping, within the same budget), then the child is woken: its access,
+// retried, maps the memfd's page. The page word's state decides, not the
+// message: a page in DRAM by now only needs the wake.
+void FaultHandler::handle_child_batch(ForkedChildren::Child& c, const struct uffd_msg* msgs,
+                                      size_t n) {
+  reserved_ = 0;
+  if (uint64_t demand = demand_pages(msgs, n); demand) {
+    if (core_.residency.reserve_room(demand)) reserved_ = demand;
+    else MTIER_LOG_WARN("DRAM budget exceeded: eviction cannot make room (store full or failing)");
+  }
+  std::shared_lock tables(core_.tables.mutex());
+  pending_.clear();
+  child_batch_.clear();
+  for (size_t i = 0; i < n; i++) {
+    if (msgs[i].event != UFFD_EVENT_PAGEFAULT) continue;
+    c.faults++;
+    core_.counters.child_faults.fetch_add(1, std::memory_order_relaxed);
+    ChildWait w{c.pid, c.uffd, msgs[i].arg.pagefault.feat.ptid,
+                msgs[i].arg.pagefault.address & kPageMask};
+    if (child_fault_claims(c, msgs[i])) child_batch_.push_back(w);
+    else fail_child(w, "outside every table it inherited (freed by its parent since the fork?)");
+  }
+  if (reserved_) core_.residency.unclaimed(static_cast<int64_t>(std::exchange(reserved_, 0)));
+  if (!pending_.empty()) place_all();
+  for (const ChildWait& w : child_batch_) settle_child(w, true);
+}
+
+// Claims the page of a child's fault when it is absent (a read: the
+// child's write copies the page into its own memory). False when the
+// address is in no table the child inherited.
+bool FaultHandler::child_fault_claims(ForkedChildren::Child& c, const struct uffd_msg& m) {
+  void* addr = reinterpret_cast<void*>(m.arg.pagefault.address & kPageMask);
+  Table* t = core_.tables.find(addr);
+  if (!t || t->id >= c.inherited_below) return false;
+  uint64_t page = t->page_of(addr);
+  std::unique_lock lk(core_.lock_of(t, page));
+  uint64_t w = core_.word(t, page).load(std::memory_order_acquire);
+  if (PageWord::state(w) != PageState::kAbsent) return true;
+  t->counters.missing_faults.fetch_add(1, std::memory_order_relaxed);
+  claim(t, page, false, 0);  // no thread of this process to fail if the read fails
+  lk.unlock();
+  add_followers(t, page, PageWord::has_slot(w), false);
+  return true;
+}
+
+// After the batch's placements (registry held shared): wakes the child
+// where its page is in the memfd; keeps the fault for later where the page
+// is still on its way in (while there is room to keep it); fails it where
+// the page could not be read.
+void FaultHandler::settle_child(const ChildWait& w, bool may_defer) {
+  Table* t = core_.tables.find(reinterpret_cast<void*>(w.addr));
+  if (!t) return fail_child(w, "in a table its parent freed meanwhile");
+  uint64_t word = core_.word(t, t->page_of(reinterpret_cast<void*>(w.addr))).load();
+  PageState s = PageWord::state(word);
+  if (s == PageState::kFailed) return fail_child(w, "on a page that could not be read");
+  if (s == PageState::kFetching && may_defer && deferred_.size() < deferred_.capacity()) {
+    deferred_.push_back(w);
+    return;
+  }
+  // In DRAM: the retried access maps it. Absent again (evicted at once) or
+  // still on its way: the access faults again and comes back.
+  (void)sys::uffd_wake(w.uffd, reinterpret_cast<void*>(w.addr), kPageSize);
+}
+
+void FaultHandler::retry_child_waits() {
+  retrying_.swap(deferred_);  // both keep the capacity prepare() gave them
+  std::shared_lock tables(core_.tables.mutex());
+  for (const ChildWait& w : retrying_) settle_child(w, true);
+  retrying_.clear();
+}
+
+// A child's access that cannot be served gets SIGBUS (a poison marker in
+// the child's mapping, else a signal to its thread), after one line for
+// the first few.
+void FaultHandler::fail_child(const ChildWait& w, const char* why) {
+  static std::atomic<int> said{0};
+  if (said.fetch_add(1, std::memory_order_relaxed) < 8)
+    MTIER_LOG_ERROR("forked child %d: access to %#llx %s: SIGBUS", static_cast<int>(w.pid),
+                    static_cast<unsigned long long>(w.addr), why);
+  void* addr = reinterpret_cast<void*>(w.addr);
+  if (sys::uffd_poison(w.uffd, addr, kPageSize) == 0) return;
+  (void)sys::signal_thread_of(w.pid, static_cast<pid_t>(w.tid), SIGBUS);
+  (void)sys::uffd_wake(w.uffd, addr, kPageSize);
 }
 
 // Decides what a fault needs from the page's state (not the message kind:

@@ -5,6 +5,15 @@
 // a clean page (un-protect, mark dirty). A failing store turns the access into
 // SIGBUS with a logged reason; the handler never leaves a fault unanswered.
 //
+// Forked children (uffd/forked_children.h): the thread also takes their
+// announcements and serves their MISSING faults - the page is brought into
+// the memfd as for a read fault of this process's own, then the child is
+// woken (its retried access maps the memfd's page); a page on its way in
+// (the prefetcher's) is waited for between batches; a page that cannot be
+// had fails the child's access with SIGBUS. A child's exit (its pidfd)
+// closes its descriptors and gives back the address ranges of tables freed
+// meanwhile that only it could still read.
+//
 // Locks (LOCKING in page/core.h): a batch first waits for DRAM room for its
 // demand pages with no lock held, then holds the table registry shared from
 // the first claim to the last placement, and one page stripe at a time.
@@ -19,6 +28,7 @@
 #include <vector>
 
 #include "page/core.h"
+#include "uffd/forked_children.h"
 #include "uffd/placement.h"
 
 namespace mtier {
@@ -39,10 +49,18 @@ class FaultHandler {
   // which call it after prepare()). Takes the registry itself: the caller
   // holds no lock.
   void handle_batch(const struct uffd_msg* msgs, size_t n);
+  // Resolves a batch of messages read from forked child `c`'s userfaultfd
+  // (public for tests, after prepare()); the caller holds no lock.
+  void handle_child_batch(ForkedChildren::Child& c, const struct uffd_msg* msgs, size_t n);
+  // Child faults waiting for a page on its way in (tests).
+  size_t child_waits() const { return deferred_.size(); }
   // UFFDIO_COPY retries on EAGAIN (uffd/placement.h).
   static constexpr int kCopyRetries = mtier::kCopyRetries;
   // Messages read per batch.
   static constexpr size_t kBatch = 64;
+  // The poll set's fixed part: this process's userfaultfd, stop, prefetch
+  // requests, forked children's announcements (then 2 a child).
+  static constexpr size_t kFixedFds = 4;
   // Queues a prefetch of the store-held pages of [first, first+count) of
   // table `table_id` (a daemon's order). The handler thread claims them
   // between fault batches, only while DRAM is below its high watermark (a
@@ -68,7 +86,23 @@ class FaultHandler {
     uint64_t first, count;
   };
 
+  // A forked child's fault, until the child is woken or failed.
+  struct ChildWait {
+    pid_t pid;
+    int uffd;  // the child's (valid while the child is in ForkedChildren)
+    unsigned tid;
+    uint64_t addr;
+  };
+  static constexpr size_t kMaxChildWaits = 4096;
+
   void run();
+  size_t poll_set(struct pollfd* fds) const;
+  void serve_children(const struct pollfd* fds);
+  bool child_fault_claims(ForkedChildren::Child& c, const struct uffd_msg& m);
+  void settle_child(const ChildWait& w, bool may_defer);
+  void retry_child_waits();
+  void fail_child(const ChildWait& w, const char* why);
+  void reap_child(size_t i);
   uint64_t demand_pages(const struct uffd_msg* msgs, size_t n) const;
   void serve_prefetch_requests();
   void resolve(Table* t, uint64_t page, uint64_t flags, unsigned tid);
@@ -97,6 +131,9 @@ class FaultHandler {
   std::vector<std::vector<Placement*>> by_store_;
   std::vector<StoreIo> ios_;
   std::vector<PrefetchRequest> serving_;  // swapped with requests_ under request_mu_
+  // Forked children's faults: those of the batch being served, and those
+  // waiting for a page on its way in (the handler's thread only).
+  std::vector<ChildWait> child_batch_, deferred_, retrying_;
   std::thread thread_;
   int stop_fd_ = -1;
   int request_fd_ = -1;  // eventfd: prefetch requests queued

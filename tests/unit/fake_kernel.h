@@ -91,12 +91,12 @@ class FakeUffd : public sys::Uffd {
     delivered.fetch_add(1);
     return static_cast<long>(k);
   }
-  int wait(struct pollfd* fds, size_t n) override {
+  int wait(struct pollfd* fds, size_t n, int timeout_ms) override {
     waits++;
     if (!wait_results.empty()) return next(wait_results);
     bool ready = !read_results.empty() || !batches.empty();
     fds[0].revents = ready ? POLLIN : 0;
-    int rc = ::poll(fds + 1, static_cast<nfds_t>(n - 1), ready ? 0 : -1);
+    int rc = ::poll(fds + 1, static_cast<nfds_t>(n - 1), ready ? 0 : timeout_ms);
     if (rc < 0) return -errno;
     return rc + ready;
   }
