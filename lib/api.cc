@@ -15,18 +15,20 @@
 
 namespace {
 
-mtier::Engine* running() { return mtier::lib::running_engine(); }
+// None in a forked child: the engine it sees is its parent's copy, whose
+// threads do not exist there (the child reads the parent's tables through
+// the parent's engine: lib/fork_signals.cc).
+mtier::Engine* running() {
+  return mtier::lib::in_forked_child() ? nullptr : mtier::lib::running_engine();
+}
 
 unsigned engine_flags(unsigned flags) {
   return (flags & MTIER_PREFETCH_ASYNC ? mtier::kPrefetchAsync : 0) |
          (flags & MTIER_PREFETCH_WRITE ? mtier::kPrefetchWrite : 0);
 }
 
-// The engine whose lookahead serves this process: none in a forked child,
-// where the prefetcher's thread does not exist (nothing is managed there).
-mtier::Engine* prefetching() {
-  return mtier::lib::in_forked_child() ? nullptr : running();
-}
+// The engine whose lookahead serves this process (none in a forked child).
+mtier::Engine* prefetching() { return running(); }
 
 template <class R, class F>
 R guarded_as(F&& f) noexcept {
@@ -64,6 +66,7 @@ int mtier_table_create(const char* name, size_t bytes, void** addr) {
   return guarded([&] {
     if (!addr) return -EINVAL;
     int err = 0;
+    if (mtier::lib::in_forked_child()) return -ENODEV;  // no engine of its own
     mtier::Engine* e = mtier::lib::engine(&err);
     return e ? e->create_table(name ? name : "", bytes, addr) : (err ? err : -ENODEV);
   });

@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "boundary.h"
+#include "interposer_state.h"
 #include "log/log.h"
 
 extern char** environ;
@@ -43,6 +44,9 @@ int start(const char* extra) {
   auto e = Engine::create(set.get(), &err);
   if (!e) return err ? err : -EIO;
   g_engine.store(e.release(), std::memory_order_release);
+  // Forked children read the tables through this engine (lib/fork_signals.cc),
+  // whether the interposer or the C API started it.
+  install_fork_handlers();
   return 0;
 }
 

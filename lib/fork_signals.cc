@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <mutex>
 
 #include "engine_instance.h"
 #include "interposer.h"
@@ -39,9 +40,11 @@ const char* g_why_not = "";  // why not, for the SIGSEGV line
 void prepare() {
   State& st = state();
   st.mu.lock();
-  // A child's engine pointer is its parent's, not to be called: its plan,
-  // copied at its own fork, stays in effect for its children.
-  if (st.engine && !st.child) g_plan = st.engine->prepare_fork();
+  // The engine the interposer or the C API started. A child's engine
+  // pointer is its parent's, not to be called: its plan, copied at its own
+  // fork, stays in effect for its children.
+  Engine* e = running_engine();
+  if (e && !st.child) g_plan = e->prepare_fork();
 }
 
 void parent() { state().mu.unlock(); }
@@ -75,7 +78,7 @@ void attach(bool first) {
 void child() {
   State& st = state();
   st.forked = true;
-  if (!st.engine && !st.child && no_engine_at_fork()) {
+  if (!st.child && no_engine_at_fork()) {
     // No engine ran in the parent: no region, no threads, no tables to
     // inherit. The child is a process of its own and starts its own engine
     // for its own tables - the ranks a launcher forks (torch.multiprocessing
@@ -88,8 +91,9 @@ void child() {
   st.child = true;
   g_smallest_candidate.store(UINT64_MAX);
   if (first) {
-    g_inherited_lo.store(g_region_lo.load());
-    g_inherited_hi.store(g_region_hi.load());
+    const Inheritance& in = g_plan.inheritance;
+    g_inherited_lo.store(reinterpret_cast<uintptr_t>(in.base));
+    g_inherited_hi.store(reinterpret_cast<uintptr_t>(in.base + in.bytes));
     g_region_lo.store(0);
     g_region_hi.store(0);
   }
@@ -126,7 +130,10 @@ void on_segv(int sig, siginfo_t* info, void* ctx) {
 
 }  // namespace
 
-void install_fork_handlers() { pthread_atfork(prepare, parent, child); }
+void install_fork_handlers() {
+  static std::once_flag once;  // the interposer's activation and the C API's start both ask
+  std::call_once(once, [] { pthread_atfork(prepare, parent, child); });
+}
 
 void install_segv_handler() {
   struct sigaction sa;

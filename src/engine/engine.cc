@@ -17,6 +17,7 @@ namespace mtier {
 
 int Engine::create_table(const std::string& name, uint64_t bytes, void** addr) {
   std::unique_lock lk(core_->tables.mutex());
+  drop_retired_locked();
   int err = 0;
   Table* t = core_->tables.add(name, bytes, &err);
   if (!t) return err;
@@ -66,7 +67,12 @@ void Engine::drop_pages(Table* t, uint64_t first, uint64_t count) {
 }
 
 int Engine::free_table(int id) {
-  {
+  // A forked child may still read the table (it existed at the child's
+  // fork): it is retired instead - gone for the program, kept for the
+  // children with its pages (which the evictor may still move) and its
+  // address range, until no child can read it (drop_retired()).
+  bool retire = core_->children && core_->children->may_be_inherited(id);
+  if (!retire) {
     // An eviction pass holds the registry shared while it writes pages
     // back: told first, it writes none of this table's from then on, so
     // the free waits for the I/O in flight only, not for the table's.
@@ -75,20 +81,48 @@ int Engine::free_table(int id) {
   }
   std::unique_lock lk(core_->tables.mutex());
   Table* t = core_->tables.by_id(id);
-  if (!t) return -ENOENT;
+  if (!t || t->retired.load()) return -ENOENT;
+  if (retire && core_->children->retire(id)) {
+    t->retired.store(true, std::memory_order_release);
+    if (segment_) {
+      (void)segment_->remove_table(static_cast<uint32_t>(id));  // the daemon's view: gone
+      if (link_) link_->tables_changed();
+    }
+    drop_retired_locked();
+    return 0;
+  }
+  t->freeing.store(true, std::memory_order_release);
+  remove_locked(t, true);
+  drop_retired_locked();
+  return 0;
+}
+
+// Under the registry's exclusive lock: drops the table's pages and forgets
+// it; `listed`: it is still in the daemon's directory.
+void Engine::remove_locked(Table* t, bool listed) {
   drop_pages(t, 0, t->pages);
   uint64_t first = t->first_page, pages = t->pages;
-  // A forked child may still read the range: no other table goes there
-  // until it cannot (its faults there fail with SIGBUS meanwhile).
-  bool hold = core_->children && core_->children->may_be_inherited(id);
-  core_->tables.remove(t, hold);
-  if (hold) core_->children->hold_extent(id, first, pages);
+  int id = t->id;
+  core_->tables.remove(t);
   if (segment_) {
-    (void)segment_->remove_table(static_cast<uint32_t>(id));
+    if (listed) (void)segment_->remove_table(static_cast<uint32_t>(id));
     segment_->clear_words(first, pages);  // words and hints; memory returned
     if (link_) link_->tables_changed();
   }
-  return 0;
+}
+
+// Under the registry's exclusive lock: the retired tables no forked child
+// can read any more go for good.
+void Engine::drop_retired_locked() {
+  if (!core_->children || core_->children->retired() == 0) return;
+  core_->children->take_unreachable([&](int32_t id) {
+    if (Table* t = core_->tables.by_id(id)) remove_locked(t, false);
+  });
+}
+
+void Engine::drop_retired() {
+  std::unique_lock lk(core_->tables.mutex());
+  drop_retired_locked();
 }
 
 Engine::ForkPlan Engine::prepare_fork() {
@@ -104,6 +138,10 @@ Engine::ForkPlan Engine::prepare_fork() {
 
 size_t Engine::forked_children() const {
   return core_->children ? core_->children->count() : 0;
+}
+
+size_t Engine::retired_tables() const {
+  return core_->children ? core_->children->retired() : 0;
 }
 
 int Engine::discard(void* addr, uint64_t len) {
@@ -137,7 +175,7 @@ int Engine::page_node(const void* addr) {
 int Engine::find_table(const void* addr) {
   std::shared_lock lk(core_->tables.mutex());
   Table* t = core_->tables.find(addr);
-  return t ? t->id : -ENOENT;
+  return t && !t->retired.load() ? t->id : -ENOENT;
 }
 
 int Engine::table_stats(int id, TableStats* out) {

@@ -142,9 +142,13 @@ class Engine {
     Inheritance inheritance;
   };
   ForkPlan prepare_fork();
-  // Forked children reading the tables now, and address ranges of freed
-  // tables held for them.
+  // Forked children reading the tables now, and tables the program freed
+  // that are kept for them (Engine::free_table).
   size_t forked_children() const;
+  size_t retired_tables() const;
+  // Drops the retired tables no forked child can read any more (the fault
+  // handler's thread calls it when a child exits). Takes the registry.
+  void drop_retired();
 
   // The tiers and sources in effect, one line ("mtier: tiers: ...").
   std::string describe() const;
@@ -156,6 +160,8 @@ class Engine {
  private:
   explicit Engine(std::unique_ptr<Core> core);
   void drop_pages(Table* t, uint64_t first, uint64_t count);
+  void remove_locked(Table* t, bool listed);
+  void drop_retired_locked();
   void open_segment();
   Prefetcher* prefetcher(int* err);
   long submit_prefetch(std::vector<PrefetchKey>&& keys, uint64_t batch, unsigned flags);

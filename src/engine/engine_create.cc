@@ -172,6 +172,8 @@ std::unique_ptr<Engine> Engine::create(const Options& given, int* err) {
   std::unique_ptr<Engine> e(new Engine(std::move(core)));
   e->open_segment();
   e->handler_ = std::make_unique<FaultHandler>(*e->core_);
+  Engine* raw = e.get();
+  e->handler_->on_child_exit([raw] { raw->drop_retired(); });
   e->evictor_ = std::make_unique<Evictor>(*e->core_);
   if ((*err = e->handler_->start()) < 0 || (*err = e->evictor_->start()) < 0) {
     MTIER_LOG_ERROR("starting the engine threads: %s", strerror(-*err));

@@ -61,6 +61,11 @@ struct Table {
   // evictor writes none of the table's pages back from then on (their
   // eviction is given up, the free drops them).
   std::atomic<bool> freeing{false};
+  // Freed by the program while a forked child may still read it
+  // (Engine::free_table): gone for the program, kept with its pages for
+  // the children until none of them can read it. Set under the registry's
+  // exclusive lock, never cleared.
+  std::atomic<bool> retired{false};
   // Its front-to-back walks over missing pages: the fault handler thread's
   // alone (sequential_streams.h).
   SequentialStreams streams;

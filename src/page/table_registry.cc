@@ -65,15 +65,11 @@ Table* TableRegistry::add(const std::string& name, uint64_t bytes, int* err) noe
   return t;
 }
 
-void TableRegistry::remove(Table* t, bool keep_extent) noexcept {
+void TableRegistry::remove(Table* t) noexcept {
   ordered_.erase(std::find(ordered_.begin(), ordered_.end(), t));
-  if (!keep_extent) (void)extents_.free(t->first_page, t->pages);
+  (void)extents_.free(t->first_page, t->pages);
   table_pages_.fetch_sub(t->pages, std::memory_order_relaxed);
   by_id_.erase(t->id);
-}
-
-void TableRegistry::release_extent(uint64_t first, uint64_t pages) noexcept {
-  (void)extents_.free(first, pages);
 }
 
 Table* TableRegistry::find(const void* addr) const {

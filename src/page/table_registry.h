@@ -33,12 +33,8 @@ class TableRegistry {
   // or nullptr with *err = -ENOMEM (region full, or out of memory: the
   // registry then unchanged) / -EINVAL (bytes == 0). Never throws.
   Table* add(const std::string& name, uint64_t bytes, int* err) noexcept;
-  // Under the exclusive lock: forgets the table and returns its extent,
-  // or with keep_extent keeps the extent out of use until release_extent()
-  // (a forked child may still read the range: uffd/forked_children.h).
-  void remove(Table* t, bool keep_extent = false) noexcept;
-  // Under the exclusive lock: returns an extent remove() kept.
-  void release_extent(uint64_t first, uint64_t pages) noexcept;
+  // Under the exclusive lock: forgets the table and returns its extent.
+  void remove(Table* t) noexcept;
   // The id the next table will get (tables with smaller ids exist or
   // existed). Read without the lock.
   int next_id() const { return next_id_.load(std::memory_order_relaxed); }

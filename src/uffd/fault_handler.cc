@@ -227,9 +227,8 @@ void FaultHandler::serve_children(const struct pollfd* fds) {
   }
 }
 
-// Child i has exited: its waits go, its descriptors close, and the address
-// ranges of tables freed since that no child can read any more are
-// returned to the registry.
+// Child i has exited: its waits go, its descriptors close, and the tables
+// freed since that no child can read any more go (on_child_exit).
 void FaultHandler::reap_child(size_t i) {
   ForkedChildren& ch = *core_.children;
   pid_t pid = ch.child(i).pid;
@@ -239,10 +238,7 @@ void FaultHandler::reap_child(size_t i) {
   MTIER_LOG_DEBUG("forked child %d exited (%llu faults served)", pid,
                   static_cast<unsigned long long>(ch.child(i).faults));
   ch.reap(i);
-  if (ch.held() == 0) return;
-  std::unique_lock tables(core_.tables.mutex());
-  ch.release_unreachable(
-      [&](uint64_t first, uint64_t pages) { core_.tables.release_extent(first, pages); });
+  if (ch.retired() && on_child_exit_) on_child_exit_();
 }
 
 // The pages a batch must have room for: its distinct MISSING faults. (A
@@ -320,7 +316,7 @@ void FaultHandler::handle_child_batch(ForkedChildren::Child& c, const struct uff
     ChildWait w{c.pid, c.uffd, msgs[i].arg.pagefault.feat.ptid,
                 msgs[i].arg.pagefault.address & kPageMask};
     if (child_fault_claims(c, msgs[i])) child_batch_.push_back(w);
-    else fail_child(w, "outside every table it inherited (freed by its parent since the fork?)");
+    else fail_child(w, "outside every table it inherited");
   }
   if (reserved_) core_.residency.unclaimed(static_cast<int64_t>(std::exchange(reserved_, 0)));
   if (!pending_.empty()) place_all();
@@ -351,7 +347,7 @@ bool FaultHandler::child_fault_claims(ForkedChildren::Child& c, const struct uff
 // the page could not be read.
 void FaultHandler::settle_child(const ChildWait& w, bool may_defer) {
   Table* t = core_.tables.find(reinterpret_cast<void*>(w.addr));
-  if (!t) return fail_child(w, "in a table its parent freed meanwhile");
+  if (!t) return fail_child(w, "outside every table it inherited");
   uint64_t word = core_.word(t, t->page_of(reinterpret_cast<void*>(w.addr))).load();
   PageState s = PageWord::state(word);
   if (s == PageState::kFailed) return fail_child(w, "on a page that could not be read");

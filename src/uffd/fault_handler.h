@@ -11,8 +11,8 @@
 // woken (its retried access maps the memfd's page); a page on its way in
 // (the prefetcher's) is waited for between batches; a page that cannot be
 // had fails the child's access with SIGBUS. A child's exit (its pidfd)
-// closes its descriptors and gives back the address ranges of tables freed
-// meanwhile that only it could still read.
+// closes its descriptors and lets the tables freed meanwhile that only it
+// could still read go.
 //
 // Locks (LOCKING in page/core.h): a batch first waits for DRAM room for its
 // demand pages with no lock held, then holds the table registry shared from
@@ -22,6 +22,7 @@
 #include <linux/userfaultfd.h>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -54,6 +55,10 @@ class FaultHandler {
   void handle_child_batch(ForkedChildren::Child& c, const struct uffd_msg* msgs, size_t n);
   // Child faults waiting for a page on its way in (tests).
   size_t child_waits() const { return deferred_.size(); }
+  // Called on the handler's thread, holding no lock, when a forked child
+  // has exited while retired tables exist (Engine::drop_retired). Set
+  // before start().
+  void on_child_exit(std::function<void()> f) { on_child_exit_ = std::move(f); }
   // UFFDIO_COPY retries on EAGAIN (uffd/placement.h).
   static constexpr int kCopyRetries = mtier::kCopyRetries;
   // Messages read per batch.
@@ -134,6 +139,7 @@ class FaultHandler {
   // Forked children's faults: those of the batch being served, and those
   // waiting for a page on its way in (the handler's thread only).
   std::vector<ChildWait> child_batch_, deferred_, retrying_;
+  std::function<void()> on_child_exit_;
   std::thread thread_;
   int stop_fd_ = -1;
   int request_fd_ = -1;  // eventfd: prefetch requests queued

@@ -130,19 +130,19 @@ void ForkedChildren::reap(size_t i) {
   refresh_live_below();
 }
 
-void ForkedChildren::hold_extent(int32_t table_id, uint64_t first, uint64_t pages) {
-  std::lock_guard<std::mutex> lk(hold_mu_);
+bool ForkedChildren::retire(int32_t table_id) {
+  std::lock_guard<std::mutex> lk(retired_mu_);
   try {
-    held_.push_back({table_id, first, pages});
+    retired_.push_back(table_id);
   } catch (const std::bad_alloc&) {
-    // Out of memory: the range stays out of use for good (address space
-    // lost, never a child mapping another table's pages).
+    return false;
   }
+  return true;
 }
 
-size_t ForkedChildren::held() const {
-  std::lock_guard<std::mutex> lk(hold_mu_);
-  return held_.size();
+size_t ForkedChildren::retired() const {
+  std::lock_guard<std::mutex> lk(retired_mu_);
+  return retired_.size();
 }
 
 }  // namespace mtier

@@ -8,17 +8,16 @@
 // copies the page into the child's own memory (MAP_PRIVATE).
 //
 // This class keeps the children's descriptors (userfaultfd, pidfd) and
-// what each inherited, and holds the address range of a table the parent
-// frees while a child may still read it, so that no other table is made
-// there and the child can never map another table's pages.
+// what each inherited, and the tables the parent freed while a child may
+// still read them (retired: Engine::free_table keeps such a table, pages
+// and address range, for the children; nothing else is made there).
 //
 // Threads: accept(), reap(), child() and the children's count are the
 // fault handler thread's alone. fork_begins() is called by the thread that
-// forks (the fork's prepare handler: lock-free). may_be_inherited() and
-// hold_extent() are called by Engine::free_table, with the registry held
-// exclusively; release_unreachable() by the handler thread with the
-// registry held exclusively. hold_mu_ is a leaf (LOCKING in page/core.h).
-// Allocation: none after open() except hold_extent()'s list.
+// forks (the fork's prepare handler: lock-free). may_be_inherited(),
+// retire() and take_unreachable() are called with the registry held
+// exclusively. retired_mu_ is a leaf (LOCKING in page/core.h).
+// Allocation: none after open() except retire()'s list.
 #pragma once
 #include <sys/types.h>
 
@@ -74,21 +73,18 @@ class ForkedChildren {
   // Whether a child alive or still announcing itself may read the table
   // with this id (it existed at that child's fork).
   bool may_be_inherited(int32_t table_id) const;
-  // Keeps [first, first+pages) of the region out of use for now: the freed
-  // table `table_id` may still be read by a child. Registry held exclusively.
-  void hold_extent(int32_t table_id, uint64_t first, uint64_t pages);
-  // Calls give_back(first, pages) for each held extent no child can reach
-  // any more, and forgets it. Registry held exclusively.
+  // Notes a retired table (freed by the program, kept for the children).
+  // Registry held exclusively. False when out of memory (then the table
+  // cannot be retired).
+  [[nodiscard]] bool retire(int32_t table_id);
+  // Calls drop(table_id) for each retired table no child can read any
+  // more, and forgets it. Registry held exclusively.
   template <class F>
-  void release_unreachable(F give_back);
-  // Held extents (for tests and stats).
-  size_t held() const;
+  void take_unreachable(F drop);
+  // Retired tables now.
+  size_t retired() const;
 
  private:
-  struct Held {
-    int32_t table_id;
-    uint64_t first, pages;
-  };
   void refresh_live_below();
   int32_t below() const;
 
@@ -102,22 +98,22 @@ class ForkedChildren {
   std::atomic<int32_t> pending_forks_{0};
   std::atomic<int32_t> pending_below_{0};
   std::atomic<uint64_t> pending_since_{0};
-  mutable std::mutex hold_mu_;
-  std::vector<Held> held_;
+  mutable std::mutex retired_mu_;
+  std::vector<int32_t> retired_;
 };
 
 template <class F>
-void ForkedChildren::release_unreachable(F give_back) {
+void ForkedChildren::take_unreachable(F drop) {
   int32_t limit = below();
-  std::lock_guard<std::mutex> lk(hold_mu_);
-  for (size_t i = 0; i < held_.size();) {
-    if (held_[i].table_id < limit) {
+  std::lock_guard<std::mutex> lk(retired_mu_);
+  for (size_t i = 0; i < retired_.size();) {
+    if (retired_[i] < limit) {
       i++;
       continue;
     }
-    give_back(held_[i].first, held_[i].pages);
-    held_[i] = held_.back();
-    held_.pop_back();
+    drop(retired_[i]);
+    retired_[i] = retired_.back();
+    retired_.pop_back();
   }
 }
 
