@@ -60,6 +60,9 @@ void print_summary_locked() {
       static_cast<unsigned long long>(e.store_errors),
       static_cast<unsigned long long>(e.store_full),
       static_cast<unsigned long long>(e.budget_overruns));
+  if (e.child_faults)
+    MTIER_LOG_NOTICE("summary (pid %d): forked children's faults served %llu", pid,
+                     static_cast<unsigned long long>(e.child_faults));
   if (e.prefetch_calls)
     MTIER_LOG_NOTICE(
         "summary (pid %d): lookahead %llu calls named %llu pages: %llu read ahead (%llu "

@@ -235,7 +235,8 @@ EngineStats Engine::stats() {
                 c.demote_failures.load(), core_->slow.peak() * kPageSize,
                 c.prefetch_calls.load(), c.prefetch_reads.load(), c.prefetch_hits.load(),
                 static_cast<uint64_t>(std::max<int64_t>(c.pinned_pages.load(), 0)),
-                c.window_overflows.load(), c.prefetch_pages.load(), c.prefetch_late.load(), {}};
+                c.window_overflows.load(), c.prefetch_pages.load(), c.prefetch_late.load(),
+                c.child_faults.load(), {}};
   for (auto& st : core_->stores)
     s.stores.push_back({st->kind(), st->path(), st->mode(), st->capacity_slots() * kPageSize,
                         st->used_slots() * kPageSize});

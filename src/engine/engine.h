@@ -59,6 +59,7 @@ struct EngineStats {
   uint64_t slow_peak_bytes;
   uint64_t prefetch_calls, prefetch_reads, prefetch_hits, pinned_pages, window_overflows;
   uint64_t prefetch_pages, prefetch_late;
+  uint64_t child_faults;  // faults of forked children served
   std::vector<StoreStats> stores;
 };
 

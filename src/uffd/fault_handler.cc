@@ -207,12 +207,18 @@ size_t FaultHandler::poll_set(struct pollfd* fds) const {
 void FaultHandler::serve_children(const struct pollfd* fds) {
   ForkedChildren& ch = *core_.children;
   size_t polled = ch.count();
+  // One batch for all the children's faults of this round: one wait for
+  // room, and their store reads in flight together. A child whose faults
+  // did not fit stays readable for the next round.
   struct uffd_msg msgs[kBatch];
-  for (size_t i = 0; i < polled; i++) {
+  ForkedChildren::Child* owners[kBatch];
+  size_t n = 0;
+  for (size_t i = 0; i < polled && n < kBatch; i++) {
     if (!(fds[kFixedFds + 2 * i].revents & POLLIN)) continue;
-    long n = sys::uffd_read(ch.child(i).uffd, msgs, kBatch);
-    if (n > 0) handle_child_batch(ch.child(i), msgs, static_cast<size_t>(n));
+    long got = sys::uffd_read(ch.child(i).uffd, msgs + n, kBatch - n);
+    for (long k = 0; k < got; k++) owners[n++] = &ch.child(i);
   }
+  if (n > 0) handle_child_batch(msgs, owners, n);
   for (size_t i = polled; i-- > 0;)
     if (fds[kFixedFds + 2 * i + 1].revents) reap_child(i);
   if (fds[3].revents & POLLIN) {
@@ -299,8 +305,8 @@ void FaultHandler::handle_batch(const struct uffd_msg* msgs, size_t n) {
 // mapping, within the same budget), then the child is woken: its access,
 // retried, maps the memfd's page. The page word's state decides, not the
 // message: a page in DRAM by now only needs the wake.
-void FaultHandler::handle_child_batch(ForkedChildren::Child& c, const struct uffd_msg* msgs,
-                                      size_t n) {
+void FaultHandler::handle_child_batch(const struct uffd_msg* msgs,
+                                      ForkedChildren::Child* const* owners, size_t n) {
   reserved_ = 0;
   if (uint64_t demand = demand_pages(msgs, n); demand) {
     if (core_.residency.reserve_room(demand)) reserved_ = demand;
@@ -311,6 +317,7 @@ void FaultHandler::handle_child_batch(ForkedChildren::Child& c, const struct uff
   child_batch_.clear();
   for (size_t i = 0; i < n; i++) {
     if (msgs[i].event != UFFD_EVENT_PAGEFAULT) continue;
+    ForkedChildren::Child& c = *owners[i];
     c.faults++;
     core_.counters.child_faults.fetch_add(1, std::memory_order_relaxed);
     ChildWait w{c.pid, c.uffd, msgs[i].arg.pagefault.feat.ptid,

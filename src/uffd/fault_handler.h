@@ -50,9 +50,11 @@ class FaultHandler {
   // which call it after prepare()). Takes the registry itself: the caller
   // holds no lock.
   void handle_batch(const struct uffd_msg* msgs, size_t n);
-  // Resolves a batch of messages read from forked child `c`'s userfaultfd
-  // (public for tests, after prepare()); the caller holds no lock.
-  void handle_child_batch(ForkedChildren::Child& c, const struct uffd_msg* msgs, size_t n);
+  // Resolves a batch of messages read from forked children's userfaultfds,
+  // msgs[i] from owners[i] (public for tests, after prepare()); the caller
+  // holds no lock.
+  void handle_child_batch(const struct uffd_msg* msgs, ForkedChildren::Child* const* owners,
+                          size_t n);
   // Child faults waiting for a page on its way in (tests).
   size_t child_waits() const { return deferred_.size(); }
   // Called on the handler's thread, holding no lock, when a forked child

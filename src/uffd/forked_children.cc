@@ -110,7 +110,9 @@ int ForkedChildren::accept() {
   if (nfds < 2) return refuse(nullptr, 0);  // the child could not attach, and said why itself
   if (count() == kMaxChildren) return refuse("too many forked children read the tables", 0);
   int pidfd = sys::pidfd_of(hello.pid);
-  if (pidfd < 0) return refuse("pidfd_open", pidfd);
+  // ESRCH: the child is gone already (killed before its announcement was
+  // read): nobody to tell.
+  if (pidfd < 0) return refuse(pidfd == -ESRCH ? nullptr : "pidfd_open", pidfd);
   children_[count()] = Child{hello.pid, uffd, pidfd, hello.inherited_below, 0};
   count_.fetch_add(1, std::memory_order_release);
   refresh_live_below();

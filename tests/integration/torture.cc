@@ -3,12 +3,20 @@
 // budget, with uniform and skewed (Zipf) access, while eviction, fetch and
 // the sampler run. A monitor thread measures residency from the kernel
 // (mincore on the tables, Rss in /proc/self/smaps) the whole time.
-// Usage: torture [OPTIONS [OPS]]. OPTIONS are added to the runtime options
-// (torture_clustered.test: cluster_writes=1; one with store_path= uses that
-// directory instead of a fresh one); OPS is each thread's operations
-// (default 25000; crash_writeback.test runs it long and kills it).
+// Usage: torture [OPTIONS [OPS [forks]]]. OPTIONS are added to the runtime
+// options (torture_clustered.test: cluster_writes=1; one with store_path=
+// uses that directory instead of a fresh one); OPS is each thread's
+// operations (default 25000; crash_writeback.test runs it long and kills
+// it). With `forks` (torture_fork.test) a fifth thread forks children all
+// along that read pages of the tables while the writers go on, checking
+// every word against the page's own key (never another page's data, never
+// a torn store read) and a generation at least the one at the fork, then
+// write and read back pages of their own copy (the writers, checking
+// theirs, see none of it); every third child is SIGKILLed mid-read.
 // Exit 0: no mismatch and within budget; 1: failure; 77: skipped (why printed).
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -78,6 +86,8 @@ class Zipf {
 };
 
 std::atomic<long> g_mismatches{0};
+// Each writer's page generations, for forked children to read their copy of.
+std::atomic<const uint64_t*> g_gens[kThreads];
 std::atomic<long> g_prefetch_errors{0};  // lookahead calls that returned -errno
 std::atomic<long> g_max_resident{0}, g_max_resident_raw{0}, g_max_rss{0};
 std::atomic<bool> g_stop{false};
@@ -139,6 +149,7 @@ void worker(int tid, const std::vector<TableInfo>& tables, uint64_t total_pages,
   std::mt19937_64 rng(1234 + tid);
   uint64_t mine = total_pages / kThreads;
   std::vector<uint64_t> gen(mine, 0), perm(mine);
+  g_gens[tid].store(gen.data());
   for (uint64_t i = 0; i < mine; i++) perm[i] = i;
   std::shuffle(perm.begin(), perm.end(), rng);
   Zipf zipf(mine, 1.05);
@@ -171,6 +182,93 @@ void worker(int tid, const std::vector<TableInfo>& tables, uint64_t total_pages,
   for (uint64_t k = 0; k < mine; k++) {
     uint64_t global = k * kThreads + tid;
     if (!page_ok(page_addr(tables, global), global, gen[k])) g_mismatches++;
+  }
+  g_gens[tid].store(nullptr);
+}
+
+// In a forked child: whether every word of the page is the page's own, of
+// a generation in [at_fork - 1, at_fork + kAhead] (the parent's writers go
+// on after the fork and a child sees their writes: it may catch a page half
+// rewritten, each word of one generation or the next, never a word of
+// another page or a zero where data was; and a writer counts a generation
+// just before it writes it, so the fork may fall in between).
+constexpr uint64_t kAhead = 256;
+bool page_plausible(const char* p, uint64_t key, uint64_t at_fork) {
+  auto* w = reinterpret_cast<const uint64_t*>(p);
+  uint64_t lo = at_fork > 0 ? at_fork - 1 : 0;
+  for (size_t i = 0; i < kPage / 8; i++) {
+    bool found = lo == 0 && w[i] == 0;
+    for (uint64_t g = lo ? lo : 1; !found && g <= at_fork + kAhead; g++)
+      found = w[i] == word_of(key, g, i);
+    if (!found) return false;
+  }
+  return true;
+}
+
+// A line on stderr from a forked child: no stdio, whose lock another
+// thread of the parent may have held at the fork.
+template <class... A>
+void child_say(const char* fmt, A... args) {
+  char line[256];
+  int n = snprintf(line, sizeof line, fmt, args...);
+  if (n > 0) (void)!write(2, line, std::min<size_t>(static_cast<size_t>(n), sizeof line - 1));
+}
+
+// A forked child's work (it is the only thread): reads 400 random pages,
+// then writes 40 of its copy and reads them back. Exit 0, or 1 after a line.
+[[noreturn]] void child_reads(const std::vector<TableInfo>& tables, uint64_t total, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  uint64_t mine = total / kThreads;
+  for (int i = 0; i < 400; i++) {
+    uint64_t global = rng() % (mine * kThreads);
+    const uint64_t* gens = g_gens[global % kThreads].load();
+    uint64_t at_fork = gens ? gens[global / kThreads] : 0;
+    if (gens && !page_plausible(page_addr(tables, global), global, at_fork)) {
+      child_say("torture: child %d: page %llu (generation %llu at the fork) holds data of no "
+                "generation of its own\n", getpid(), (unsigned long long)global,
+                (unsigned long long)at_fork);
+      _exit(1);
+    }
+  }
+  for (int i = 0; i < 40; i++) {
+    uint64_t global = rng() % (mine * kThreads);
+    write_page(page_addr(tables, global), global, 1'000'000 + i);
+    if (!page_ok(page_addr(tables, global), global, 1'000'000 + i)) {
+      child_say("torture: child %d: its own write to page %llu did not read back\n", getpid(),
+                (unsigned long long)global);
+      _exit(1);
+    }
+  }
+  _exit(0);
+}
+
+std::atomic<long> g_children{0}, g_children_failed{0}, g_children_killed{0};
+
+// Forks a child every 30 ms while the writers run; every third one is
+// SIGKILLed 2 ms after its fork, most likely in the middle of its reads.
+void forker(const std::vector<TableInfo>& tables, uint64_t total) {
+  for (unsigned n = 0; !g_stop.load(); n++) {
+    pid_t pid = fork();
+    if (pid == 0) child_reads(tables, total, 99 + n);
+    if (pid < 0) {
+      g_children_failed++;
+      fprintf(stderr, "torture: fork: %s\n", strerror(errno));
+      return;
+    }
+    if (n % 3 == 2) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      kill(pid, SIGKILL);
+    }
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    g_children++;
+    if (WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL && n % 3 == 2) g_children_killed++;
+    else if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+      g_children_failed++;
+      fprintf(stderr, "torture: child %u: status %#x\n", n, st);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
   }
 }
 
@@ -219,14 +317,18 @@ int main(int argc, char** argv) {
     tables.push_back({id, static_cast<char*>(a), s / kPage});
     total += s / kPage;
   }
+  const bool forks = argc > 3 && strcmp(argv[3], "forks") == 0;
   std::thread mon(monitor, std::cref(tables));
   auto t0 = std::chrono::steady_clock::now();
   std::vector<std::thread> workers;
   for (int t = 0; t < kThreads; t++)
     workers.emplace_back(worker, t, std::cref(tables), total, ops);
+  std::thread fork_thread;
+  if (forks) fork_thread = std::thread(forker, std::cref(tables), total);
   for (auto& w : workers) w.join();
   g_stop = true;
   mon.join();
+  if (forks) fork_thread.join();
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   struct mtier_stats st;
   mtier_stats(&st);
@@ -254,8 +356,12 @@ int main(int argc, char** argv) {
          (unsigned long long)st.prefetch_calls, (unsigned long long)st.prefetch_reads,
          (unsigned long long)st.prefetch_hits, (unsigned long long)st.window_overflows,
          g_prefetch_errors.load());
+  if (forks)
+    printf("torture: forked children: %ld, of which %ld killed mid-read, %ld failed\n",
+           g_children.load(), g_children_killed.load(), g_children_failed.load());
   bool ok = g_mismatches == 0 && g_max_resident <= budget_pages && g_max_rss <= budget_pages &&
-            fetches > 0 && writebacks > 0 && st.prefetch_reads > 0 && g_prefetch_errors == 0;
+            fetches > 0 && writebacks > 0 && st.prefetch_reads > 0 && g_prefetch_errors == 0 &&
+            (!forks || (g_children > 5 && g_children_failed == 0));
   printf("%s\n", ok ? "PASS" : "FAIL");
   return ok ? 0 : 1;
 }
