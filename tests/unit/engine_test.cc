@@ -908,8 +908,10 @@ TEST_F(EngineTest, DramNodePlacesPagesAndBadNodeIsRefused) {
   EXPECT_EQ(err, -EINVAL);
 }
 
-// A forked child does not inherit the region (MADV_DONTFORK): touching a
-// table there is a plain SIGSEGV, and the parent's data is untouched.
+// A forked child does not inherit the region's mappings (MADV_DONTFORK):
+// one that does not attach to the parent (the preload's fork handler
+// attaches: fork_test.cc) gets a plain SIGSEGV touching a table there, and
+// the parent's data is untouched.
 TEST_F(EngineTest, ForkedChildCannotTouchTablesNorDisturbTheParent) {
   start();
   int id;
