@@ -231,6 +231,16 @@ def build_argparser():
                         "same")
     p.add_argument("--workers", type=int, default=0, metavar="N",
                    help="the DataLoader's num_workers (with --loader; default 0)")
+    p.add_argument("--dataset-bytes", type=parse_size, default=0, metavar="SIZE",
+                   help="with --loader: the steps' samples come from an "
+                        "in-memory dataset of about SIZE bytes (dense "
+                        "features, ids with round(--pooling) rows a bag, "
+                        "labels), made before the first step as a trainer "
+                        "that loads its data into memory does; step i takes "
+                        "the samples of a seeded permutation's slice i, and "
+                        "the DataLoader's workers (forked after the tables "
+                        "and the dataset exist) read them. Default 0: each "
+                        "step's batch generated on its own")
     p.add_argument("--layout", choices=["list", "stacked"], default="list",
                    help="'list' (default): per table a 1-D ids tensor with "
                         "offsets, EmbeddingBag(ids, offsets); 'stacked': one "
@@ -387,18 +397,56 @@ def to_inputs(torch, batch, layout):
     return torch.from_numpy(dense), ids_t, torch.from_numpy(labels)
 
 
-def step_inputs(torch, w, layout, loader, workers):
+class InMemoryDataset:
+    """About `size` bytes of samples - dense features [R, n_dense] float32,
+    ids [R, tables, P] int64, labels [R, 1] float32 - made from the
+    workload's own batches (fixed pooling P), and a seeded permutation:
+    step i's batch is the samples perm[i*B:(i+1)*B], gathered from the
+    arrays (random reads all over them)."""
+
+    def __init__(self, w, size):
+        bag = max(1, round(w.pooling))
+        per = w.n_dense * 4 + len(w.tables) * bag * 8 + 4
+        rows = max(w.batch * w.steps, size // per) // w.batch * w.batch
+        self.dense = np.empty((rows, w.n_dense), dtype=np.float32)
+        self.ids = np.empty((rows, len(w.tables), bag), dtype=np.int64)
+        self.labels = np.empty((rows, 1), dtype=np.float32)
+        fixed = Workload(w.tables, w.batch, rows // w.batch, w.pooling, w.n_dense, w.seed,
+                         fixed_pooling=True)
+        for j in range(rows // w.batch):
+            dense, sparse, labels = fixed.step_batch(j)
+            lo = j * w.batch
+            self.dense[lo:lo + w.batch] = dense
+            for t, (ids, _) in enumerate(sparse):
+                self.ids[lo:lo + w.batch, t] = ids.reshape(w.batch, bag)
+            self.labels[lo:lo + w.batch] = labels
+        self.perm = np.random.default_rng(w.seed).permutation(rows)
+        self.batch = w.batch
+        self.bytes = self.dense.nbytes + self.ids.nbytes + self.labels.nbytes
+
+    def step_batch(self, i):
+        idx = np.sort(self.perm[i * self.batch:(i + 1) * self.batch])
+        ids = self.ids[idx]  # [B, tables, P]
+        b, tables, bag = ids.shape
+        offsets = np.arange(b, dtype=np.int64) * bag
+        sparse = [(np.ascontiguousarray(ids[:, t]).reshape(-1), offsets) for t in range(tables)]
+        return self.dense[idx], sparse, self.labels[idx]
+
+
+def step_inputs(torch, w, layout, loader, workers, dataset=None):
     """The steps' inputs: a plain generator, or a DataLoader over a
-    map-style dataset whose item i is step i's whole batch."""
+    map-style dataset whose item i is step i's whole batch (generated, or
+    gathered from the in-memory dataset)."""
     if not loader:
         return (to_inputs(torch, b, layout) for b in w.batches())
+    source = dataset or w
 
     class Steps(torch.utils.data.Dataset):
         def __len__(self):
             return w.steps
 
         def __getitem__(self, i):
-            return to_inputs(torch, w.step_batch(i), layout)
+            return to_inputs(torch, source.step_batch(i), layout)
 
     return torch.utils.data.DataLoader(Steps(), batch_size=None, shuffle=False,
                                        num_workers=workers)
@@ -427,6 +475,8 @@ def main():
         sys.exit("dlrm_train.py: --steps, --batch and --pooling must be >= 1")
     if args.workers < 0 or (args.workers and not args.loader):
         sys.exit("dlrm_train.py: --workers wants --loader and a count >= 0")
+    if args.dataset_bytes and not args.loader:
+        sys.exit("dlrm_train.py: --dataset-bytes wants --loader")
     w = Workload(tables, batch, steps, args.pooling, args.dense_features, args.seed,
                  fixed_pooling=args.layout == "stacked")
 
@@ -452,6 +502,12 @@ def main():
     loss_fn = torch.nn.BCEWithLogitsLoss()
     t_init = time.monotonic() - t0
     log(f"init_s {t_init:.3f}")
+    dataset = None
+    if args.dataset_bytes:
+        t_d = time.monotonic()
+        dataset = InMemoryDataset(w, args.dataset_bytes)
+        log(f"dataset_bytes {dataset.bytes} ({len(dataset.perm)} samples in memory, "
+            f"made in {time.monotonic() - t_d:.3f} s)")
     log(f"rss_after_init_bytes {proc_status('VmRSS')}")
     log(f"rss_anon_after_init_bytes {proc_status('RssAnon')}")
 
@@ -462,7 +518,7 @@ def main():
     io_start = io_counts()
     out = sys.stdout
     for step, inputs in enumerate(step_inputs(torch, w, args.layout, args.loader,
-                                              args.workers)):
+                                              args.workers, dataset)):
         if step == 0 and args.loader and args.workers > 0:
             # Before the first update: from then on a forked worker also
             # keeps the old copy of every table page this process writes.
