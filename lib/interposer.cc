@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "allocators.h"
 #include "boundary.h"
 #include "engine_instance.h"
 #include "interposer_state.h"
@@ -64,6 +65,7 @@ void activate_throwing() {
   if (set.get().verbose) log::set_level(log::Level::kInfo);
   install_fork_handlers();
   if (st.summary) register_exit_summary();
+  find_allocators();
   g_smallest_candidate.store(st.selection.smallest());
 }
 

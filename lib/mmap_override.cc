@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdarg>
 
+#include "allocators.h"
 #include "interposer.h"
 #include "next_alloc.h"
 #include "sys/page_size.h"
@@ -23,16 +24,23 @@ bool manageable(void* addr, int prot, int flags, int fd) {
          (flags & MAP_TYPE) == MAP_PRIVATE && !(flags & kRefused);
 }
 
-}  // namespace
-
-MTIER_OVERRIDE void* mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
-  if (mtier::lib::maybe_candidate(len) && manageable(addr, prot, flags, fd))
+// `caller`: the code that called mmap. An allocator's own mappings (its
+// arenas) are never tables (lib/allocators.h).
+void* map_for(const void* caller, void* addr, size_t len, int prot, int flags, int fd, off_t off) {
+  if (mtier::lib::maybe_candidate(len) && manageable(addr, prot, flags, fd) &&
+      !mtier::lib::in_allocator(caller))
     if (void* p = mtier::lib::managed_alloc(len, mtier::kPageSize)) return p;
   return next()->mmap(addr, len, prot, flags, fd, off);
 }
 
+}  // namespace
+
+MTIER_OVERRIDE void* mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
+  return map_for(__builtin_return_address(0), addr, len, prot, flags, fd, off);
+}
+
 MTIER_OVERRIDE void* mmap64(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
-  return mmap(addr, len, prot, flags, fd, off);
+  return map_for(__builtin_return_address(0), addr, len, prot, flags, fd, off);
 }
 
 MTIER_OVERRIDE int munmap(void* addr, size_t len) {

@@ -13,6 +13,7 @@ packages=(
   libcairo2-dev fonts-dejavu-core
   nlohmann-json3-dev
   util-linux procps tmux
+  libjemalloc2 libtcmalloc-minimal4
   python3 python3-numpy python3-torch
 )
 export DEBIAN_FRONTEND=noninteractive
