@@ -25,8 +25,8 @@ void usage(FILE* out) {
           "scripts/bench-trainer.sh report). Exit status 1 when the probe failed.\n\n"
           "  --dir DIR     directory on the device (default /var/tmp)\n"
           "  --bytes SIZE  the probe file (K, M, G; at least 1M; default 256M)\n"
-          "  --json        one JSON object: dir, bytes, mode, read_iops, write_iops,\n"
-          "                seconds (or failure)\n");
+          "  --json        one JSON object: dir, bytes, mode, reads_per_second,\n"
+          "                writes_per_second, seconds (or failure)\n");
 }
 
 }  // namespace
@@ -43,8 +43,8 @@ int bench_device(int argc, char** argv) {
   if (json_out) {
     json::Json j = {{"dir", dir}, {"bytes", bytes}, {"mode", d.mode}};
     if (d.ok) {
-      j["read_iops"] = json::number(d.read_iops);
-      j["write_iops"] = json::number(d.write_iops);
+      j["reads_per_second"] = json::number(d.read_iops);
+      j["writes_per_second"] = json::number(d.write_iops);
       j["seconds"] = json::number(d.seconds);
     } else {
       j["failure"] = d.failure;

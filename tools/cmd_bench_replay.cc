@@ -23,7 +23,7 @@ void usage(FILE* out) {
           "usage: mtier bench replay --trace FILE [--backing KIND] [OPTIONS]\n\n"
           "Replays an embedding trace (written by `mtier bench trace -o`) as embedding-bag\n"
           "forward and SGD backward passes, and prints one line:\n"
-          "  result batches=N lookups=N seconds=S p50_ms=... loss=... checksum=... ...\n"
+          "  result batches=N lookups=N seconds=S p50_seconds=... loss=... checksum=... ...\n"
           "On a terminal, stderr shows the batches replayed of all and the time left.\n\n"
           "  --trace FILE       the trace to replay (required)\n"
           "  --backing KIND     malloc (all in DRAM, default), mtier (one mtier table per\n"

@@ -78,11 +78,12 @@ void usage(FILE* out) {
           "  --json         print one JSON object instead: \"workload\" (tables,\n"
           "                 table_bytes, budget_bytes, budget_percent, dir, runs),\n"
           "                 \"swap\" (skipped: why, or null; environment),\n"
-          "                 \"device\" (write_mb_per_s, null when unknown, and why),\n"
-          "                 \"configurations\" (per row: name, skipped, failed (why, or\n"
-          "                 null), setup_seconds, readback_seconds, written_bytes,\n"
-          "                 write_mb_per_s, of_device, vs_swap, vs_dram (null when not\n"
-          "                 measured), same_data) and \"ok\" (the exit status is 0)\n"
+          "                 \"device\" (write_bytes_per_second, null when unknown,\n"
+          "                 and why), \"configurations\" (per row: name, skipped,\n"
+          "                 failed (why, or null), setup_seconds, readback_seconds,\n"
+          "                 written_bytes, write_bytes_per_second, of_device, vs_swap,\n"
+          "                 vs_dram (null when not measured), same_data) and \"ok\"\n"
+          "                 (the exit status is 0)\n"
           "  -q, --quiet    no progress on stderr (otherwise a line per run; and when\n"
           "                 stderr is a terminal, the runs done of all and the time left)\n"
           "  -h, --help     this text\n\n"
@@ -354,7 +355,7 @@ void print_json(const Args& a, uint64_t budget, const demo::SwapBaseline& sb, do
                               {"setup_seconds", num_or_null(r.setup_s)},
                               {"readback_seconds", num_or_null(r.readback_s)},
                               {"written_bytes", num_or_null(r.written)},
-                              {"write_mb_per_s", num_or_null(r.rate)},
+                              {"write_bytes_per_second", num_or_null(r.rate < 0 ? -1 : r.rate * 1e6)},
                               {"of_device", num_or_null(r.of_device)},
                               {"vs_swap", num_or_null(r.vs_swap)},
                               {"vs_dram", num_or_null(r.vs_dram)},
@@ -372,7 +373,8 @@ void print_json(const Args& a, uint64_t budget, const demo::SwapBaseline& sb, do
        {{"skipped", str_or_null(sb.skipped())},
         {"environment", swap_ran ? json::Json(sb.environment()) : json::Json(nullptr)}}},
       {"device",
-       {{"write_mb_per_s", num_or_null(bw)}, {"why", bw > 0 ? json::Json(nullptr) : json::Json(bw_why)}}},
+       {{"write_bytes_per_second", num_or_null(bw > 0 ? bw * 1e6 : -1)},
+        {"why", bw > 0 ? json::Json(nullptr) : json::Json(bw_why)}}},
       {"configurations", std::move(configurations)},
       {"ok", status_of(rows) == 0}};
   printf("%s\n", json::dump(j).c_str());

@@ -47,7 +47,7 @@ double mib(double pages_or_bytes, double unit) { return pages_or_bytes * unit / 
 // Pages per second of a table's moves, summed over the kinds named.
 double rate(const json::Json& t, std::initializer_list<const char*> kinds) {
   double sum = 0;
-  for (const char* k : kinds) sum += json::num(json::at(t, "moves_per_s"), k);
+  for (const char* k : kinds) sum += json::num(json::at(t, "moves_per_second"), k);
   return sum;
 }
 
@@ -64,7 +64,7 @@ void print_tiers(const json::Json& v) {
       snprintf(budget, sizeof budget, "%.1f", mib(json::num(t, "budget_bytes"), 1));
     printf("%-6s %-12s %-6s %10s %10s %10.1f %10.2f %10.2f\n", json::str(t, "name").c_str(),
            json::str(t, "kind").c_str(), nodes.c_str(), cap, budget, mib(json::num(t, "used_bytes"), 1),
-           mib(json::num(t, "in_bytes_per_s"), 1), mib(json::num(t, "out_bytes_per_s"), 1));
+           mib(json::num(t, "in_bytes_per_second"), 1), mib(json::num(t, "out_bytes_per_second"), 1));
   }
 }
 
@@ -80,8 +80,8 @@ void print_text(const json::Json& v) {
     printf("node DRAM budget: %.1f MiB, shared by weight\n", mib(json::num(d, "dram_bytes"), 1));
   else
     printf("node DRAM budget: none (each process keeps its own)\n");
-  if (json::num(d, "migrate_rate") > 0)
-    printf("migration limit: %.0f MiB/s\n", mib(json::num(d, "migrate_rate"), 1));
+  if (json::num(d, "migrate_bytes_per_second") > 0)
+    printf("migration limit: %.0f MiB/s\n", mib(json::num(d, "migrate_bytes_per_second"), 1));
   else
     printf("migration limit: none\n");
   printf("\n");
@@ -110,7 +110,7 @@ void print_text(const json::Json& v) {
     if (json::num(p, "dram_assigned_bytes") > 0)
       printf(" (assigned %.1f MiB)", mib(json::num(p, "dram_assigned_bytes"), 1));
     printf(", slow tier %.1f MiB; %.0f faults/s; %.0f samples, %.0f orders\n",
-           mib(json::num(p, "slow_resident_bytes"), 1), json::num(p, "faults_per_s"), json::num(p, "samples"),
+           mib(json::num(p, "slow_resident_bytes"), 1), json::num(p, "faults_per_second"), json::num(p, "samples"),
            json::num(p, "orders_sent"));
     if (json::num(p, "prefetch_pages") > 0)
       printf("  lookahead: %.0f pages named, %.0f read ahead (%.0f late: the access came first), "
