@@ -75,7 +75,7 @@ void run_help(FILE* out) {
           "(../lib, or the build tree's lib/.libs), else in %s.\n"
           "A Python program also gets mtier's directory first on PYTHONPATH: its\n"
           "sitecustomize hands an unmodified PyTorch trainer's embedding ids and\n"
-          "next batches to the lookahead (see mtier(1), \"PyTorch\").\n",
+          "next batches to the lookahead (see mtier-run(1), \"PyTorch\").\n",
           MTIER_LIBDIR);
 }
 
