@@ -124,7 +124,11 @@ int check_options(const RunArgs& a) {
   OptionSet set;
   std::string why;
   for (const auto& [name, value] : a.options)
-    if (set.set(name, value, OptionSource::kApi, &why) != 0) return kCmd.usage_error(why);
+    if (set.set(name, value, OptionSource::kApi, &why) != 0) {
+      // The rules across options name where each came from: here, what was typed.
+      for (size_t at; (at = why.find("(API)")) != std::string::npos;) why.replace(at, 5, "(given)");
+      return kCmd.usage_error(why);
+    }
   if (!a.config.empty() && OptionSet().load_file(a.config, OptionSource::kConf, true, &why) != 0)
     return kCmd.usage_error("--config " + why);
   return 0;
