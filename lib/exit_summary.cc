@@ -71,9 +71,9 @@ void print_summary_locked() {
   uint64_t store_used = 0;
   for (auto& s : e.stores) store_used += s.used_bytes;
   MTIER_LOG_NOTICE(
-      "summary (pid %d): %.1f s; tables %llu created (%.1f MiB), %zu live; DRAM budget %.1f MiB, "
-      "peak resident %.1f MiB%s; store used %.1f MiB now",
-      pid, now_s() - g_start_s, ull(st.tables_created), mib(st.bytes_created), st.map.size(),
+      "summary (pid %d): tables %llu created (%.1f MiB), %zu live; %.1f s elapsed; DRAM budget "
+      "%.1f MiB, peak resident %.1f MiB%s; store used %.1f MiB now",
+      pid, ull(st.tables_created), mib(st.bytes_created), st.map.size(), now_s() - g_start_s,
       mib(e.budget_bytes), mib(e.peak_resident_bytes),
       e.slow_budget_bytes ? slow_text(e).c_str() : "", mib(store_used));
   MTIER_LOG_NOTICE(

@@ -57,8 +57,8 @@ std::string lookahead() {
     return "lookahead: the program's own calls only";
   const char* k = secure_getenv("MTIER_LOOKAHEAD");
   std::string ks = k && *k ? k : "1";
-  if (ks == "0") return "lookahead: PyTorch ops' own ids (DataLoader lookahead off)";
-  return "lookahead: PyTorch, " + ks + " batch" + (ks == "1" ? "" : "es") + " ahead";
+  if (ks == "0") return "lookahead: each embedding op's ids, once torch is imported";
+  return "lookahead: " + ks + " batch" + (ks == "1" ? "" : "es") + " ahead, once torch is imported";
 }
 
 }  // namespace
