@@ -245,25 +245,29 @@ json::Json json_config(const BenchReport& r) {
 
 // The figures' members of the report, after "benchmark" and "config".
 void json_figures(json::Json& j, const Samples& s) {
-  json::Json& per_page = j["per_page_us"] = json::Json::object();
+  // Units as every JSON output of mtier: seconds, bytes, per second, percent.
+  auto scaled = [](double v, double by) { return jnum(v * by); };  // NaN: null
+  json::Json& per_page = j["per_page_seconds"] = json::Json::object();
   for (const CostRow& row : kCostRows) {
     std::string k = row.key;
-    per_page[row.json] = {{"median", jnum(median_of(s, k + ".median"))},
-                          {"p99", jnum(median_of(s, k + ".p99"))}};
+    per_page[row.json] = {{"median", scaled(median_of(s, k + ".median"), 1e-6)},
+                          {"p99", scaled(median_of(s, k + ".p99"), 1e-6)}};
   }
-  json::Json& throughput = j["throughput_gib_s"] = json::Json::object();
-  for (const RateRow& row : kRateRows) throughput[row.json] = jnum(median_of(s, row.key));
-  j["device_kiops"] = {{"write_new_file", jnum(median_of(s, "dev_write_fresh_kiops"))},
-                       {"write", jnum(median_of(s, "dev_write_kiops"))},
-                       {"read", jnum(median_of(s, "dev_read_kiops"))}};
-  j["prefetch_share_pct"] = jnum(median_of(s, "prefetch_share"));
-  j["sampler"] = {{"rw_off_mops", jnum(median_of(s, "rw_off"))},
-                  {"rw_on_mops", jnum(median_of(s, "rw_on"))},
-                  {"sampled_minor_per_s", jnum(median_of(s, "sampled_per_s"))},
-                  {"overhead_pct", jnum(sampler_overhead(s))}};
-  j["checksum"] = {{"us_per_page", jnum(median_of(s, "checksum"))},
-                   {"pct_of_file_fetch", jnum(checksum_share(s))},
-                   {"pct_of_pmem_fetch", jnum(checksum_share(s, "fetch_pmem.median"))}};
+  json::Json& throughput = j["throughput_bytes_per_second"] = json::Json::object();
+  for (const RateRow& row : kRateRows)
+    throughput[row.json] = scaled(median_of(s, row.key), 1024.0 * 1024 * 1024);
+  j["device_operations_per_second"] = {
+      {"write_new_file", scaled(median_of(s, "dev_write_fresh_kiops"), 1e3)},
+      {"write", scaled(median_of(s, "dev_write_kiops"), 1e3)},
+      {"read", scaled(median_of(s, "dev_read_kiops"), 1e3)}};
+  j["prefetch_share_percent"] = jnum(median_of(s, "prefetch_share"));
+  j["sampler"] = {{"rw_off_operations_per_second", scaled(median_of(s, "rw_off"), 1e6)},
+                  {"rw_on_operations_per_second", scaled(median_of(s, "rw_on"), 1e6)},
+                  {"sampled_minor_per_second", jnum(median_of(s, "sampled_per_s"))},
+                  {"overhead_percent", jnum(sampler_overhead(s))}};
+  j["checksum"] = {{"seconds_per_page", scaled(median_of(s, "checksum"), 1e-6)},
+                   {"percent_of_file_fetch", jnum(checksum_share(s))},
+                   {"percent_of_pmem_fetch", jnum(checksum_share(s, "fetch_pmem.median"))}};
 }
 
 }  // namespace

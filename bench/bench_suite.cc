@@ -442,14 +442,14 @@ int run_suite(const SuiteOptions& o, SuiteResults* r, std::string* err) {
   bench::Trace trace;
   if (prepare_trace(o, &c, r, &trace, err) < 0) return 1;
   r->machine = machine_line(o.dir);
-  pr.line("bench suite: workload " + r->spec.describe());
-  pr.line("bench suite: trace " + r->locality);
+  pr.line("mtier bench suite: workload " + r->spec.describe());
+  pr.line("mtier bench suite: trace " + r->locality);
 
   // The oracle, at every budget.
   std::vector<uint64_t> refs = replay_references(trace, &r->references);
   std::vector<uint64_t> caps;
   for (unsigned pct : o.budgets) caps.push_back(std::max<uint64_t>(1, c.table_bytes * pct / 100 / kPage));  // = BudgetResult::bytes
-  pr.start("bench suite: oracle (MIN and LRU)", 0, "page references");
+  pr.start("mtier bench suite: oracle (MIN and LRU)", 0, "page references");
   bench::OracleProgress on_oracle;
   if (pr.live()) on_oracle = [&pr](uint64_t done, uint64_t total) { pr.update(done, total); };
   std::vector<bench::OracleResult> oracle = bench::simulate(refs, caps, on_oracle);
@@ -474,7 +474,7 @@ int run_suite(const SuiteOptions& o, SuiteResults* r, std::string* err) {
   // The device, before anything else uses the disk; without it the
   // device-bound times (and the goal on them) are not given.
   if (o.device_bytes) {
-    pr.line("bench suite: measuring the device: QD32 random 4 KiB writes and reads of a " +
+    pr.line("mtier bench suite: measuring the device: QD32 random 4 KiB writes and reads of a " +
             mib(o.device_bytes) + " file in " + o.dir);
     r->device = measure_device(c.work, o.device_bytes);
     if (!r->device.ok) r->notes.push_back("device: " + r->device.failure);
@@ -500,7 +500,7 @@ int run_suite(const SuiteOptions& o, SuiteResults* r, std::string* err) {
   bool want_swap = cg_ok && std::find(o.configs.begin(), o.configs.end(), Config::kSwap) != o.configs.end();
   if (want_swap) {
     uint64_t swap_bytes = c.table_bytes + c.table_bytes / 4 + (64ull << 20);
-    pr.line("bench suite: making a " + mib(swap_bytes) + " swap file in " + c.work);
+    pr.line("mtier bench suite: making a " + mib(swap_bytes) + " swap file in " + c.work);
     std::string why;
     if (bench::SwapFile::create(c.work + "/swapfile", swap_bytes, &c.swap, &why) < 0) {
       *err = "the swap configuration needs a swap file: " + why + "; leave it out with --configs";
@@ -545,7 +545,7 @@ int run_suite(const SuiteOptions& o, SuiteResults* r, std::string* err) {
   if (o.slack) set_slack(o.slack, "--slack");
 
   uint64_t done = 0;
-  pr.start("bench suite: runs", (want_dram ? 1 : 0) + runs_from(*r, want_dram, o.repeats, 1, 0, 0), "");
+  pr.start("mtier bench suite: runs", (want_dram ? 1 : 0) + runs_from(*r, want_dram, o.repeats, 1, 0, 0), "");
   c.tick = [&] { pr.update(done); };  // the times go on during a long run
   for (unsigned rep = 1; rep <= o.repeats; rep++) {
     std::string tag = "run " + std::to_string(rep) + "/" + std::to_string(o.repeats);
@@ -554,7 +554,7 @@ int run_suite(const SuiteOptions& o, SuiteResults* r, std::string* err) {
       // The count first: the live line drawn again under the log line has it.
       done++;
       pr.update(done, done + runs_from(*r, want_dram, o.repeats, rep, 0, 0));
-      pr.line("bench suite: " + tag + " dram: " + run_line(r->dram.runs.back()));
+      pr.line("mtier bench suite: " + tag + " dram: " + run_line(r->dram.runs.back()));
     }
     if (!slack) {
       const Run& first = r->dram.runs.empty() ? Run() : r->dram.runs.front();
@@ -596,7 +596,7 @@ int run_suite(const SuiteOptions& o, SuiteResults* r, std::string* err) {
         }
         done++;
         pr.update(done, done + runs_from(*r, want_dram, o.repeats, rep, bi, ci + 1));
-        pr.line("bench suite: " + tag + " " + cell.name() + " at " + std::to_string(b.pct) + "%: " +
+        pr.line("mtier bench suite: " + tag + " " + cell.name() + " at " + std::to_string(b.pct) + "%: " +
                 run_line(cell.runs.back()));
       }
     }

@@ -1,5 +1,5 @@
 // Locality statistics of a trace, comparable with Meta's dlrm_datasets
-// figures in WORKLOAD.md: how concentrated the accesses are on hot rows, the
+// figures in docs/architecture.md: how concentrated the accesses are on hot rows, the
 // pooling, and how often a row repeats within one batch.
 #pragma once
 #include <cstdint>

@@ -289,18 +289,6 @@ bool parse_backing(const std::string& s, Backing* out) {
   return false;
 }
 
-const char* const kLookaheadWant = "want a whole number of batches, 0 (off) to 64";
-
-bool parse_lookahead(const char* s, unsigned* out) {
-  if (!s || *s < '0' || *s > '9') return false;  // strtoul would take "-1" and " 1"
-  char* end = nullptr;
-  errno = 0;
-  unsigned long v = strtoul(s, &end, 10);
-  if (errno || *end || v > kMaxLookahead) return false;
-  *out = static_cast<unsigned>(v);
-  return true;
-}
-
 int replay(const Trace& t, const ReplayOptions& o, ReplayResult* r, std::string* err) {
   *r = ReplayResult{};
   auto t0 = Clock::now();
@@ -337,21 +325,23 @@ namespace {
 
 // The result line's fields, in order: one table for formatting and parsing.
 // The loss is written exactly (%a) so that it compares bit for bit; the
-// other doubles (times) to the microsecond.
+// other doubles (times, in seconds as every JSON output of mtier) to the
+// microsecond.
 struct Field {
   const char* name;
   uint64_t ReplayResult::*u;  // an integer field, or
-  double ReplayResult::*d;    // a floating-point one
+  double ReplayResult::*d;    // a floating-point one,
+  double scale = 1;           // written as d * scale (milliseconds as seconds)
 };
 constexpr Field kFields[] = {
     {"batches", &ReplayResult::batches, nullptr},
     {"lookups", &ReplayResult::lookups, nullptr},
     {"init_seconds", nullptr, &ReplayResult::init_seconds},
     {"seconds", nullptr, &ReplayResult::seconds},
-    {"p50_ms", nullptr, &ReplayResult::p50_ms},
-    {"p90_ms", nullptr, &ReplayResult::p90_ms},
-    {"p99_ms", nullptr, &ReplayResult::p99_ms},
-    {"max_ms", nullptr, &ReplayResult::max_ms},
+    {"p50_seconds", nullptr, &ReplayResult::p50_ms, 1e-3},
+    {"p90_seconds", nullptr, &ReplayResult::p90_ms, 1e-3},
+    {"p99_seconds", nullptr, &ReplayResult::p99_ms, 1e-3},
+    {"max_seconds", nullptr, &ReplayResult::max_ms, 1e-3},
     {"loss", nullptr, &ReplayResult::loss},
     {"checksum", &ReplayResult::checksum, nullptr},
     {"major_faults", &ReplayResult::major_faults, nullptr},
@@ -381,7 +371,7 @@ std::string format_result(const ReplayResult& r) {
   for (const Field& f : kFields) {
     if (f.u) snprintf(buf, sizeof buf, "%s=%" PRIu64, f.name, r.*f.u);
     else if (f.d == &ReplayResult::loss) snprintf(buf, sizeof buf, "%s=%a", f.name, r.*f.d);
-    else snprintf(buf, sizeof buf, "%s=%.6f", f.name, r.*f.d);
+    else snprintf(buf, sizeof buf, "%s=%.6f", f.name, r.*f.d * f.scale);
     out += (out.empty() ? "" : " ") + std::string(buf);
   }
   return out;
@@ -399,7 +389,7 @@ void write_result_json(json::Json& j, const ReplayResult& r) {
       snprintf(buf, sizeof buf, "%a", r.loss);
       j[f.name] = buf;
     } else {
-      j[f.name] = json::number(r.*f.d);
+      j[f.name] = json::number(r.*f.d * f.scale);
     }
   }
   j["lookups_per_second"] = json::number(r.lookups_per_second());
@@ -420,7 +410,7 @@ bool parse_result(const std::string& line, ReplayResult* r) {
     if (it == kv.end() || it->second.empty()) return false;
     char* end = nullptr;
     if (f.u) parsed.*f.u = strtoull(it->second.c_str(), &end, 10);
-    else parsed.*f.d = strtod(it->second.c_str(), &end);
+    else parsed.*f.d = strtod(it->second.c_str(), &end) / f.scale;
     if (*end) return false;
   }
   *r = parsed;

@@ -73,12 +73,9 @@ struct ReplayResult {
   uint64_t mtier_window_overflows = 0;
 };
 
-// --lookahead's value: a whole number of batches, 0 (off) to kMaxLookahead
-// (a wider window pins more than a budget holds). False for anything else
-// ("-1", "abc", "", "2x"); kLookaheadWant says what is wanted.
+// --lookahead's largest value, in batches (a wider window pins more than a
+// budget holds); 0 is off.
 inline constexpr unsigned kMaxLookahead = 64;
-extern const char* const kLookaheadWant;
-bool parse_lookahead(const char* s, unsigned* out);
 
 // Replays `t`. Returns 0 or -errno with a reason in *err (a table that could
 // not be allocated, mtier not starting, the backing file not created).

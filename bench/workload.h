@@ -1,7 +1,7 @@
 // The workload of the benchmark suite: a spec of embedding tables and of the
 // lookups a trainer makes into them (pooling, per-table skew, reuse between
 // batches), and the built-in presets whose statistics follow the facts in
-// WORKLOAD.md (Meta's dlrm_datasets locality statistics, Criteo's table mix).
+// docs/architecture.md (Meta's dlrm_datasets locality statistics, Criteo's table mix).
 #pragma once
 #include <cstdint>
 #include <string>

@@ -173,6 +173,21 @@ int load_config(const CliResult& cli, DaemonConfig* cfg, std::string* why) {
   return 0;
 }
 
+int check_policy(const CliResult& cli, const DaemonConfig& cfg, std::string* why, bool* usage) {
+  std::unique_ptr<policy::Policy> p;
+  std::string reason;
+  if (usage) *usage = false;
+  if (policy::make_policy(cfg.policy, cfg.policy_params, &p, &reason) == 0) return 0;
+  std::string flags;  // the command line's, as typed: they win over the file
+  for (const auto& [key, value] : cli.overrides)
+    if (key == "policy" || key == "policy_params")
+      flags += (flags.empty() ? "" : " ") +
+               std::string(key == "policy" ? "--policy " : "--policy-params ") + quoted(value);
+  if (!flags.empty() && usage) *usage = true;
+  *why = (flags.empty() ? cli.config_path : flags) + ": " + reason;
+  return -EINVAL;
+}
+
 int check_config(const CliResult& cli, std::string* message) {
   DaemonConfig cfg;
   std::string why;
@@ -181,11 +196,7 @@ int check_config(const CliResult& cli, std::string* message) {
     return rc;
   }
   // The policy too, as the daemon will make it at start.
-  std::unique_ptr<policy::Policy> p;
-  if (int rc = policy::make_policy(cfg.policy, cfg.policy_params, &p, &why)) {
-    *message = cli.config_path + ": " + why;
-    return rc;
-  }
+  if (int rc = check_policy(cli, cfg, message)) return rc;
   bool missing = !cli.config_required && access(cli.config_path.c_str(), F_OK) != 0;
   *message = cli.config_path + (missing ? ": ok (not found, the defaults apply)" : ": ok");
   return 0;

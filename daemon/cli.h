@@ -58,7 +58,14 @@ std::string usage_text();
 // Returns 0, or -errno / -EINVAL with *why naming the file, line and key.
 [[nodiscard]] int load_config(const CliResult& cli, DaemonConfig* cfg, std::string* why);
 
-// --check-config: load_config without keeping the result. Returns 0 with
+// Makes the policy cfg names, as the daemon does at start. Returns 0, or
+// -EINVAL with *why = where it was named and what is wrong: the command
+// line's flags as typed ("--policy 'nosuch': unknown policy ..."), which win,
+// else the config file. *usage (if given): the command line named it.
+[[nodiscard]] int check_policy(const CliResult& cli, const DaemonConfig& cfg, std::string* why,
+                               bool* usage = nullptr);
+
+// --check-config: load_config and check_policy without keeping the result. Returns 0 with
 // *message = "FILE: ok" ("FILE: ok (not found, the defaults apply)" for a
 // missing default file), or < 0 with *message = the first error.
 [[nodiscard]] int check_config(const CliResult& cli, std::string* message);

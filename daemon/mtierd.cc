@@ -39,6 +39,11 @@ int run(int argc, char** argv) {
     fprintf(stderr, "mtierd: %s\n", why.c_str());
     return 1;
   }
+  bool usage = false;
+  if (check_policy(cli, cfg, &why, &usage) < 0) {
+    fprintf(stderr, "mtierd: %s\n%s", why.c_str(), usage ? "Try 'mtierd --help'.\n" : "");
+    return usage ? 2 : 1;
+  }
   mtier::log::set_level(cfg.log_level);
   MTIER_LOG_INFO("configuration:\n%s", describe_config(cfg).c_str());
   Server server(cfg, cli);

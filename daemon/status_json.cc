@@ -85,7 +85,7 @@ struct HeatShape {
 void write_moves(json::Json& j, const TableTrack* track) {
   json::Json& moves = j["moves"] = json::Json::object();
   for (unsigned m = 0; m < kPageMoveKinds; m++) moves[page_move_name(m)] = track ? track->moves[m] : 0;
-  json::Json& per_s = j["moves_per_s"] = json::Json::object();
+  json::Json& per_s = j["moves_per_second"] = json::Json::object();
   for (unsigned m = 0; m < kPageMoveKinds; m++)
     per_s[page_move_name(m)] = json::number(track ? track->per_s[m] : 0);
 }
@@ -131,7 +131,7 @@ json::Json table_json(const Client& c, const ipc::TableEntry& t, const HeatShape
   j["store_pages"] = r.store;
   j["untouched_pages"] = r.untouched;
   j["heat"] = json::number(heat ? heat->total_heat : 0);
-  j["samples_per_s"] = json::number(heat ? heat->samples_per_s : 0);
+  j["samples_per_second"] = json::number(heat ? heat->samples_per_s : 0);
   j["active_bytes"] = active;
   write_moves(j, track);
   std::string place;
@@ -179,7 +179,7 @@ json::Json process_json(const Client& c, bool stale, const HeatShape& s) {
           {"pinned_bytes", h->pinned_pages.load() * kPage},
           {"store_errors", h->store_errors.load()},
           {"store_full", h->store_full.load()},
-          {"faults_per_s", json::number(c.faults_per_s)},
+          {"faults_per_second", json::number(c.faults_per_s)},
           {"heat_source", c.source != nullptr},
           {"samples", c.samples},
           {"unattributed_samples", c.unattributed},
@@ -276,8 +276,8 @@ json::Json Server::tiers_json() const {
                       {"capacity_bytes", info ? info->bytes : 0},
                       {"budget_bytes", u.budget},
                       {"used_bytes", u.used},
-                      {"in_bytes_per_s", json::number(u.in_pages_per_s * kPage)},
-                      {"out_bytes_per_s", json::number(u.out_pages_per_s * kPage)}};
+                      {"in_bytes_per_second", json::number(u.in_pages_per_s * kPage)},
+                      {"out_bytes_per_second", json::number(u.out_pages_per_s * kPage)}};
   };
   return {tier("dram", "dram", fast, use[0]), tier("slow", "slow-memory", slow, use[1]),
           tier("store", "store", nullptr, use[2])};
@@ -312,10 +312,10 @@ json::Json Server::status_doc(const Client& asker, pid_t pid, const std::string&
                        {"sources", std::move(sources)},
                        {"dram_bytes", cfg_.dram_bytes},
                        {"slow_bytes", cfg_.slow_bytes},
-                       {"migrate_rate", cfg_.migrate_rate},
-                       {"tick_ms", cfg_.tick_ms},
+                       {"migrate_bytes_per_second", cfg_.migrate_rate},
+                       {"tick_seconds", json::number(cfg_.tick_ms / 1000.0)},
                        {"heat_buckets", shape.buckets},
-                       {"window_ms", window_ms}};
+                       {"window_seconds", json::number(window_ms / 1000.0)}};
   json::Json processes = json::Json::array();
   bool found = pid == 0 && job.empty();
   for (const auto& [fd, c] : clients_) {

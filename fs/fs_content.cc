@@ -20,12 +20,12 @@ std::string page_bytes(const Value& v) {
   return number_text((v.is_number() ? v.get<double>() : 0) * kPageBytes);
 }
 
-// Sums a table's moves_per_s over the kinds that bring a page into memory
+// Sums a table's moves_per_second over the kinds that bring a page into memory
 // (the pages faulted in, as `mtier status` counts them).
 double faults_per_s(const Value& t) {
   double sum = 0;
   for (unsigned m : {ipc::kNewToDram, ipc::kNewToSlow, ipc::kStoreToDram, ipc::kStoreToSlow})
-    sum += json::num(json::at(t, "moves_per_s"), ipc::page_move_name(m));
+    sum += json::num(json::at(t, "moves_per_second"), ipc::page_move_name(m));
   return sum;
 }
 
@@ -111,8 +111,8 @@ int tier_content(const Value& status, const Node& n, std::string* out, std::stri
       *out = number_text(json::at((*t), "used_bytes")) + "\n";
       break;
     default:  // kTierBandwidth: whole bytes per second
-      *out = "in " + number_text(std::round(json::num(*t, "in_bytes_per_s"))) + " out " +
-             number_text(std::round(json::num(*t, "out_bytes_per_s"))) + "\n";
+      *out = "in " + number_text(std::round(json::num(*t, "in_bytes_per_second"))) + " out " +
+             number_text(std::round(json::num(*t, "out_bytes_per_second"))) + "\n";
   }
   return 0;
 }
@@ -132,18 +132,18 @@ int table_content(const Value& t, const Value& p, const Value* heat, const Node&
              page_bytes(json::at(t, "untouched_pages")) + "\n";
       break;
     case FileKind::kTableHeat:
-      *out = "heat " + number_text(json::at(t, "heat")) + "\nsamples_per_s " +
-             number_text(json::at(t, "samples_per_s")) + "\n";
+      *out = "heat " + number_text(json::at(t, "heat")) + "\nsamples_per_second " +
+             number_text(json::at(t, "samples_per_second")) + "\n";
       break;
     case FileKind::kTableFaults:
-      *out = "faults_per_s " + number_text(faults_per_s(t)) + "\nmissing_faults " +
+      *out = "faults_per_second " + number_text(faults_per_s(t)) + "\nmissing_faults " +
              number_text(json::at(p, "missing_faults")) + "\n";
       break;
     case FileKind::kTableMigrations:
       out->clear();
       for (const std::string& k : move_kinds_of(json::at(t, "moves")))
         *out += k + " " + number_text(json::at(json::at(t, "moves"), k.c_str())) + " " +
-                number_text(json::at(json::at(t, "moves_per_s"), k.c_str())) + "\n";
+                number_text(json::at(json::at(t, "moves_per_second"), k.c_str())) + "\n";
       break;
     case FileKind::kTablePlacement:
       *out = "place " + json::str(t, "place") + "\n" + pin_lines(t, "pin ");

@@ -1,7 +1,7 @@
 // mtierfs' log: one line per event, "mtierfs: ...". In the foreground
-// (-f) lines go to standard error with sd-daemon(3) level prefixes
-// (src/log/log.h, ident "mtierfs"), where mtierd --fuse or the journal picks
-// them up; once mtierfs has daemonized, standard error is /dev/null, so
+// (-f) lines go to standard error (src/log/log.h, ident "mtierfs"), with
+// sd-daemon(3) level prefixes when that is the journal (mtierd --fuse under
+// systemd); once mtierfs has daemonized, standard error is /dev/null, so
 // they go to syslog(3) instead.
 #pragma once
 #include "log/log.h"

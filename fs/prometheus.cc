@@ -104,7 +104,7 @@ void daemon_metrics(const Value& d, Exposition* e) {
   e->gauge("mtier_daemon_slow_budget_bytes", "The node slow-tier budget in bytes (0: none)", {},
            value(json::at(d, "slow_bytes")));
   e->gauge("mtier_daemon_migrate_rate_bytes_per_second",
-           "The migration limit in bytes per second (0: unlimited)", {}, value(json::at(d, "migrate_rate")));
+           "The migration limit in bytes per second (0: unlimited)", {}, value(json::at(d, "migrate_bytes_per_second")));
 }
 
 void tier_metrics(const Value& t, Exposition* e) {
@@ -114,9 +114,9 @@ void tier_metrics(const Value& t, Exposition* e) {
   e->gauge("mtier_tier_budget_bytes", "The tier's budget in bytes", l, value(json::at(t, "budget_bytes")));
   e->gauge("mtier_tier_used_bytes", "Table pages in the tier, bytes", l, value(json::at(t, "used_bytes")));
   e->gauge("mtier_tier_in_bytes_per_second", "Pages moved into the tier over the last second", l,
-           value(json::at(t, "in_bytes_per_s")));
+           value(json::at(t, "in_bytes_per_second")));
   e->gauge("mtier_tier_out_bytes_per_second", "Pages moved out of the tier over the last second", l,
-           value(json::at(t, "out_bytes_per_s")));
+           value(json::at(t, "out_bytes_per_second")));
 }
 
 void process_metrics(const Value& p, const std::string& pid, Exposition* e) {
@@ -138,7 +138,7 @@ void process_metrics(const Value& p, const std::string& pid, Exposition* e) {
     e->gauge("mtier_process_resident_bytes", "The process's table pages in a memory tier, bytes",
              {{"pid", pid}, {"tier", tier}}, value(p[std::string(tier) + "_resident_bytes"]));
   e->gauge("mtier_process_faults_per_second", "Missing faults per second over the last second", l,
-           value(json::at(p, "faults_per_s")));
+           value(json::at(p, "faults_per_second")));
   struct {
     const char *name, *key, *help;
   } counters[] = {
@@ -173,15 +173,15 @@ void table_metrics(const Value& t, const std::string& pid, Exposition* e) {
   e->gauge("mtier_table_heat", "The table's heat (samples, halved every cooling period)", l,
            value(json::at(t, "heat")));
   e->gauge("mtier_table_samples_per_second", "The table's heat samples per second", l,
-           value(json::at(t, "samples_per_s")));
+           value(json::at(t, "samples_per_second")));
   e->gauge("mtier_table_active_bytes", "Bytes of the table sampled within the window", l,
            value(json::at(t, "active_bytes")));
   for (const std::string& k : move_kinds_of(json::at(t, "moves")))
     e->counter("mtier_table_moves_total", "Pages moved between tiers, by kind", with("kind", k),
                value(json::at(json::at(t, "moves"), k.c_str())));
-  for (const std::string& k : move_kinds_of(json::at(t, "moves_per_s")))
+  for (const std::string& k : move_kinds_of(json::at(t, "moves_per_second")))
     e->gauge("mtier_table_moves_per_second", "Pages moved per second over the last second",
-             with("kind", k), value(json::at(json::at(t, "moves_per_s"), k.c_str())));
+             with("kind", k), value(json::at(json::at(t, "moves_per_second"), k.c_str())));
   double pinned[kTierCount] = {};
   for (const Value& pin : json::items(json::at(t, "pins")))
     for (int i = 0; i < kTierCount; i++)

@@ -1,6 +1,7 @@
 #include "interposer.h"
 
 #include <sys/auxv.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
@@ -24,6 +25,7 @@ std::atomic<uintptr_t> g_inherited_lo{0}, g_inherited_hi{0};
 namespace {
 
 constexpr uint64_t kMaxTableBytes = 1ull << 47;
+bool g_strict = false;  // the strict option: an engine that cannot start ends the program
 
 uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) & ~(a - 1); }
 
@@ -62,6 +64,7 @@ void activate_throwing() {
   State& st = state();
   st.selection = Selection(set.get());
   st.summary = set.get().stats || set.get().verbose;
+  g_strict = set.get().strict;
   if (set.get().verbose) log::set_level(log::Level::kInfo);
   install_fork_handlers();
   if (st.summary) register_exit_summary();
@@ -152,6 +155,10 @@ Engine* engine_locked() noexcept {
     st.failed = true;
     g_smallest_candidate.store(UINT64_MAX);
     const char* why = log::captured_error();
+    if (g_strict) {  // exit() would run handlers that take st.mu, held here
+      MTIER_LOG_ERROR("%s; strict: stopping (exit status 2)", *why ? why : strerror(-err));
+      _exit(2);
+    }
     MTIER_LOG_WARN("%s; running with plain allocation", *why ? why : strerror(-err));
     return nullptr;
   }

@@ -143,7 +143,7 @@ def child(args):
     med = {k: statistics.median(v) for k, v in times.items()}
     cpu = {k: statistics.median(v) for k, v in cpu_times.items()}
     print(json.dumps({
-        "median_step_ms": {k: 1000 * v for k, v in med.items()},
+        "median_step_seconds": med,
         "total": med["mtier"] / med["dram"],
         "hook": med["mtier"] / med["mtier-nohook"],
         "memory": med["mtier-nohook"] / med["dram"],
@@ -206,7 +206,7 @@ def main():
             print(f"  workload: {res['workload']}; torch {res['torch']}")
             print(f"  torch integration: {res['torch_integration']}; a prefetch "
                   f"{'could' if res['prefetch_useful'] > 0 else 'could not'} bring pages in")
-        m = res["median_step_ms"]
+        m = {k: 1000 * v for k, v in res["median_step_seconds"].items()}
         print(f"  run {n}/{args.repeats}  median step ms: " +
               ", ".join(f"{k} {m[k]:.3f}" for k in CONFIGS) +
               f"; mtier/dram {res['total']:.4f} (hook {res['hook']:.4f}, memory "

@@ -241,8 +241,8 @@ run_swap() {
 dev_read_iops= dev_write_iops= dev_line="not measured (no mtier command)"
 if [ -n "$MTIER" ] && [ -x "$MTIER" ]; then
   if dev_json=$("$MTIER" bench device --dir "$STORE" --json 2>"$WORK/device.err"); then
-    dev_read_iops=$(printf '%s' "$dev_json" | sed -n 's/.*"read_iops":\([0-9.e+]*\).*/\1/p')
-    dev_write_iops=$(printf '%s' "$dev_json" | sed -n 's/.*"write_iops":\([0-9.e+]*\).*/\1/p')
+    dev_read_iops=$(printf '%s' "$dev_json" | sed -n 's/.*"reads_per_second":\([0-9.e+]*\).*/\1/p')
+    dev_write_iops=$(printf '%s' "$dev_json" | sed -n 's/.*"writes_per_second":\([0-9.e+]*\).*/\1/p')
     dev_line="QD32 random 4 KiB: read $dev_read_iops IOPS, write $dev_write_iops IOPS (\`mtier bench device --dir $STORE\`)"
   else
     dev_line="not measured: $(tail -n 1 "$WORK/device.err")"

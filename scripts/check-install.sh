@@ -30,7 +30,9 @@ has "$libdir/pkgconfig/mtier.pc"
 has "$bindir/mtier"
 has "$sbindir/mtierd"
 [ -x "$build/fs/mtierfs" ] && has "$sbindir/mtierfs"
-for m in man1/mtier.1 man3/libmtier.3 man5/mtier.conf.5 man7/mtier.7 man8/mtierd.8 man8/mtierfs.8; do
+for m in man1/mtier.1 man1/mtier-run.1 man1/mtier-demo.1 man1/mtier-bench.1 man1/mtier-status.1 \
+    man1/mtier-heat.1 man1/mtier-record.1 man1/mtier-report.1 man1/mtier-policy.1 man3/libmtier.3 \
+    man5/mtier.conf.5 man7/mtier.7 man8/mtierd.8 man8/mtierfs.8; do
   has "$mandir/$m"
 done
 has "$sysconfdir/mtier.conf"

@@ -3,7 +3,9 @@
 // swap baseline's environment for any command (cmd_bench_swap_run.cc).
 #include <cstdio>
 #include <cstring>
+#include <string>
 
+#include "cli.h"
 #include "commands.h"
 
 namespace mtier::tools {
@@ -44,8 +46,7 @@ int cmd_bench(int argc, char** argv) {
   if (!strcmp(argv[1], "swap-run")) return bench_swap_run(argc - 1, argv + 1);
   if (!strcmp(argv[1], "setup")) return bench_setup(argc - 1, argv + 1);
   if (!strcmp(argv[1], "device")) return bench_device(argc - 1, argv + 1);
-  fprintf(stderr, "mtier bench: unknown benchmark '%s' (try mtier bench --help)\n", argv[1]);
-  return 2;
+  return cli::Command("bench").usage_error(std::string("unknown benchmark '") + argv[1] + "'");
 }
 
 }  // namespace mtier::tools

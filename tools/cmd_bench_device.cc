@@ -2,13 +2,11 @@
 // random 4 KiB writes and reads through a file store's channel (the suite's
 // probe, suite_device.h) - on its own, for scripts that turn pages moved into
 // a device-bound time (scripts/bench-trainer.sh).
-#include <getopt.h>
-
 #include <cstdio>
 #include <cstring>
 #include <string>
 
-#include "config/options.h"
+#include "cli.h"
 #include "suite_device.h"
 #include "util/json.h"
 
@@ -27,47 +25,26 @@ void usage(FILE* out) {
           "scripts/bench-trainer.sh report). Exit status 1 when the probe failed.\n\n"
           "  --dir DIR     directory on the device (default /var/tmp)\n"
           "  --bytes SIZE  the probe file (K, M, G; at least 1M; default 256M)\n"
-          "  --json        one JSON object: dir, bytes, mode, read_iops, write_iops,\n"
-          "                seconds (or failure)\n");
+          "  --json        one JSON object: dir, bytes, mode, reads_per_second,\n"
+          "                writes_per_second, seconds (or failure)\n");
 }
 
 }  // namespace
 
 int bench_device(int argc, char** argv) {
-  static const option longopts[] = {{"dir", required_argument, nullptr, 'd'},
-                                    {"bytes", required_argument, nullptr, 'b'},
-                                    {"json", no_argument, nullptr, 'J'},
-                                    {"help", no_argument, nullptr, 'h'},
-                                    {nullptr, 0, nullptr, 0}};
+  const cli::Command cmd("bench device");
   std::string dir = "/var/tmp";
   uint64_t bytes = 256ull << 20;
   bool json_out = false;
-  optind = 1;
-  for (int c; (c = getopt_long(argc, argv, "h", longopts, nullptr)) != -1;) {
-    switch (c) {
-      case 'd': dir = optarg; break;
-      case 'b':
-        if (parse_size(optarg, &bytes) < 0 || bytes < (1u << 20)) {
-          fprintf(stderr, "mtier bench device: --bytes: '%s' is not a size of at least 1M\n",
-                  optarg);
-          return 2;
-        }
-        break;
-      case 'J': json_out = true; break;
-      case 'h': usage(stdout); return 0;
-      default: usage(stderr); return 2;
-    }
-  }
-  if (optind < argc) {
-    fprintf(stderr, "mtier bench device: unexpected argument '%s' (see --help)\n", argv[optind]);
-    return 2;
-  }
+  cli::Parser p(cmd, usage);
+  p.text("--dir", &dir).size("--bytes", &bytes, 1u << 20).flag("--json", &json_out);
+  if (int rc = p.parse(argc, argv, nullptr); rc >= 0) return rc;
   suite::DeviceSpeed d = suite::measure_device(dir, bytes);
   if (json_out) {
     json::Json j = {{"dir", dir}, {"bytes", bytes}, {"mode", d.mode}};
     if (d.ok) {
-      j["read_iops"] = json::number(d.read_iops);
-      j["write_iops"] = json::number(d.write_iops);
+      j["reads_per_second"] = json::number(d.read_iops);
+      j["writes_per_second"] = json::number(d.write_iops);
       j["seconds"] = json::number(d.seconds);
     } else {
       j["failure"] = d.failure;
@@ -79,7 +56,7 @@ int bench_device(int argc, char** argv) {
            dir.c_str(), d.mode.c_str(), d.read_iops, d.write_iops,
            static_cast<double>(bytes) / (1 << 20), d.seconds);
   } else {
-    fprintf(stderr, "mtier bench device: %s\n", d.failure.c_str());
+    cmd.say(d.failure);
   }
   return d.ok ? 0 : 1;
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bench_probes.h"
+#include "cli.h"
 #include "bench_report.h"
 #include "store/backing_file.h"
 
@@ -52,45 +53,16 @@ void fault_help(FILE* out) {
           kWorkloadSeconds);
 }
 
-int parse_count(const std::string& opt, const std::string& v, uint64_t lo, uint64_t hi,
-                uint64_t* out) {
-  char* end = nullptr;
-  errno = 0;
-  unsigned long long n = strtoull(v.c_str(), &end, 10);
-  if (v.empty() || *end || errno || n < lo || n > hi || v[0] == '-') {
-    fprintf(stderr, "mtier bench fault: %s: '%s' is not a count from %llu to %llu\n", opt.c_str(),
-            v.c_str(), static_cast<unsigned long long>(lo), static_cast<unsigned long long>(hi));
-    return -1;
-  }
-  *out = n;
-  return 0;
-}
+const cli::Command kCmd("bench fault");
 
-// 0 to run, 1 when --help was printed, -1 on a usage error (message printed).
+// -1 to run, else the exit status (0 after --help, 2 after a usage error).
 int parse_args(int argc, char** argv, BenchArgs* a) {
-  for (int i = 1; i < argc; i++) {
-    std::string k = argv[i];
-    if (k == "--help" || k == "-h") return fault_help(stdout), 1;
-    if (k == "--json") {
-      a->json = true;
-      continue;
-    }
-    if (k != "--dir" && k != "--pages" && k != "--runs") {
-      fprintf(stderr, "mtier bench fault: unknown option '%s' (see --help)\n", k.c_str());
-      return -1;
-    }
-    if (i + 1 >= argc) {
-      fprintf(stderr, "mtier bench fault: %s needs a value (see --help)\n", k.c_str());
-      return -1;
-    }
-    std::string v = argv[++i];
-    if (k == "--dir")
-      a->dir = v;
-    else if (parse_count(k, v, k == "--pages" ? 64 : 1, k == "--pages" ? 262144 : 100,
-                         k == "--pages" ? &a->pages : &a->runs) < 0)
-      return -1;
-  }
-  return 0;
+  cli::Parser p(kCmd, fault_help);
+  p.text("--dir", &a->dir)
+      .count("--pages", &a->pages, 64, 262144)
+      .count("--runs", &a->runs, 1, 100)
+      .flag("--json", &a->json);
+  return p.parse(argc, argv, nullptr);
 }
 
 // Checks the directory up front (one clear line instead of a failure per
@@ -112,8 +84,7 @@ int prepare(const BenchArgs& a, BenchConfig* c) {
 
 int bench_fault(int argc, char** argv) {
   BenchArgs a;
-  int rc = parse_args(argc, argv, &a);
-  if (rc != 0) return rc > 0 ? 0 : 2;
+  if (int rc = parse_args(argc, argv, &a); rc >= 0) return rc;
   BenchConfig c;
   if (prepare(a, &c) < 0) return 1;
   Samples s;

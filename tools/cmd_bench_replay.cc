@@ -4,12 +4,11 @@
 // each configuration through it in a child process (so that a cgroup limit,
 // an OOM kill or mtier's engine stay with that configuration); it is also
 // useful alone.
-#include <getopt.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
+#include "cli.h"
 #include "replayer.h"
 #include "trace.h"
 #include "util/json.h"
@@ -24,7 +23,7 @@ void usage(FILE* out) {
           "usage: mtier bench replay --trace FILE [--backing KIND] [OPTIONS]\n\n"
           "Replays an embedding trace (written by `mtier bench trace -o`) as embedding-bag\n"
           "forward and SGD backward passes, and prints one line:\n"
-          "  result batches=N lookups=N seconds=S p50_ms=... loss=... checksum=... ...\n"
+          "  result batches=N lookups=N seconds=S p50_seconds=... loss=... checksum=... ...\n"
           "On a terminal, stderr shows the batches replayed of all and the time left.\n\n"
           "  --trace FILE       the trace to replay (required)\n"
           "  --backing KIND     malloc (all in DRAM, default), mtier (one mtier table per\n"
@@ -53,82 +52,42 @@ void usage(FILE* out) {
 }  // namespace
 
 int bench_replay(int argc, char** argv) {
-  static const option longopts[] = {
-      {"trace", required_argument, nullptr, 't'},  {"backing", required_argument, nullptr, 'b'},
-      {"threads", required_argument, nullptr, 'j'}, {"file", required_argument, nullptr, 'f'},
-      {"madv-random", no_argument, nullptr, 'r'},   {"mtier", required_argument, nullptr, 'm'},
-      {"lookahead", required_argument, nullptr, 'k'}, {"lookahead-async", no_argument, nullptr, 'a'},
-      {"json", no_argument, nullptr, 'J'},          {"quiet", no_argument, nullptr, 'q'},
-      {"help", no_argument, nullptr, 'h'},          {nullptr, 0, nullptr, 0}};
+  const cli::Command cmd("bench replay");
   std::string trace_path;
   bench::ReplayOptions o;
   bool as_json = false, quiet = false;
-  optind = 1;
-  int c;
-  while ((c = getopt_long(argc, argv, "qh", longopts, nullptr)) != -1) {
-    switch (c) {
-      case 't': trace_path = optarg; break;
-      case 'b':
-        if (!bench::parse_backing(optarg, &o.backing)) {
-          fprintf(stderr, "mtier bench replay: unknown backing '%s' (malloc, mtier, file, anon)\n",
-                  optarg);
-          return 2;
-        }
-        break;
-      case 'j': {
-        char* end;
-        unsigned long n = strtoul(optarg, &end, 10);
-        if (*end || n < 1 || n > 256) {
-          fprintf(stderr, "mtier bench replay: --threads '%s': want 1 to 256\n", optarg);
-          return 2;
-        }
-        o.threads = static_cast<unsigned>(n);
-        break;
-      }
-      case 'f': o.file_path = optarg; break;
-      case 'r': o.madv_random = true; break;
-      case 'm': o.mtier_options = optarg; break;
-      case 'k':
-        if (!bench::parse_lookahead(optarg, &o.lookahead)) {
-          fprintf(stderr, "mtier bench replay: --lookahead '%s': %s\n", optarg, bench::kLookaheadWant);
-          return 2;
-        }
-        break;
-      case 'a': o.lookahead_async = true; break;
-      case 'J': as_json = true; break;
-      case 'q': quiet = true; break;
-      case 'h': usage(stdout); return 0;
-      default: usage(stderr); return 2;
-    }
-  }
-  if (optind < argc || trace_path.empty()) {
-    fprintf(stderr, "mtier bench replay: %s\n",
-            trace_path.empty() ? "--trace FILE is required" : "unexpected argument");
-    return 2;
-  }
-  if (o.backing == bench::Backing::kFile && o.file_path.empty()) {
-    fprintf(stderr, "mtier bench replay: --backing file needs --file PATH\n");
-    return 2;
-  }
+  cli::Parser p(cmd, usage);
+  p.text("--trace", &trace_path)
+      .value("--backing",
+             [&o](const std::string& flag, const std::string& v) {
+               if (bench::parse_backing(v.c_str(), &o.backing)) return std::string();
+               return cli::bad_value(flag, v, "is not a backing (malloc, mtier, file, anon)");
+             })
+      .count("--threads", &o.threads, 1, 256)
+      .text("--file", &o.file_path)
+      .flag("--madv-random", &o.madv_random)
+      .text("--mtier", &o.mtier_options, true)
+      .count("--lookahead", &o.lookahead, 0, bench::kMaxLookahead)
+      .flag("--lookahead-async", &o.lookahead_async)
+      .flag("--json", &as_json)
+      .flag("-q, --quiet", &quiet);
+  if (int rc = p.parse(argc, argv, nullptr); rc >= 0) return rc;
+  if (trace_path.empty()) return cmd.usage_error("--trace FILE is required");
+  if (o.backing == bench::Backing::kFile && o.file_path.empty())
+    return cmd.usage_error("--backing file needs --file PATH");
   bench::Trace t;
   std::string err;
-  if (bench::read_trace(trace_path, &t, &err) < 0) {
-    fprintf(stderr, "mtier bench replay: %s\n", err.c_str());
-    return 1;
-  }
+  if (bench::read_trace(trace_path, &t, &err) < 0) return cmd.fail(err);
   bench::ReplayResult r;
   int rc;
   {
     // The suite's children have a pipe for stderr: no progress there.
     progress::Progress pr(progress::stderr_io(), quiet);
-    pr.start("bench replay:", t.batches.size(), "batches");
+    pr.start("mtier bench replay:", t.batches.size(), "batches");
     if (pr.live()) o.on_batch = [&pr](uint64_t done, uint64_t total) { pr.update(done, total); };
     rc = bench::replay(t, o, &r, &err);
   }
-  if (rc < 0) {
-    fprintf(stderr, "mtier bench replay: %s\n", err.c_str());
-    return 1;
-  }
+  if (rc < 0) return cmd.fail(err);
   if (!as_json) return printf("result %s\n", bench::format_result(r).c_str()) < 0;
   json::Json result = json::Json::object();
   bench::write_result_json(result, r);

@@ -8,7 +8,6 @@
 // Each configuration runs in a child of its own (demo_child.h), interleaved,
 // --runs times; the table (or, with --json, one JSON object) gives medians.
 #include <fcntl.h>
-#include <getopt.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
@@ -27,6 +26,7 @@
 #include <vector>
 
 #include "config/options.h"
+#include "cli.h"
 #include "demo_child.h"
 #include "demo_swap.h"
 #include "mtier.h"
@@ -37,6 +37,8 @@
 
 namespace mtier::tools {
 namespace {
+
+const cli::Command kCmd("bench setup");
 
 struct Args {
   uint64_t table_bytes = 1ull << 30;  // all tables
@@ -51,7 +53,7 @@ struct Args {
 
 void usage(FILE* out) {
   fprintf(out,
-          "usage: mtier bench setup [--tables SIZE] [--count N] [--budget PCT] [--runs N]\n"
+          "usage: mtier bench setup [--tables SIZE] [--count N] [--budget PCT%%] [--runs N]\n"
           "                         [--dir DIR] [--timeout S] [--json] [-q]\n\n"
           "A DLRM trainer's set-up with tables bigger than the DRAM budget: each of N\n"
           "tables (SIZE in all) is initialised the usual way - a float64 temporary of\n"
@@ -67,7 +69,8 @@ void usage(FILE* out) {
           "times to swap's, and whether the tables' data matched.\n\n"
           "  --tables SIZE  bytes of all tables (K, M, G; default 1G)\n"
           "  --count N      number of tables (default 4)\n"
-          "  --budget PCT   DRAM budget in %% of the table bytes, 1-100 (default 25)\n"
+          "  --budget PCT%%  DRAM budget as a share of the table bytes, 1%% to 100%%\n"
+          "                 (default 25%%)\n"
           "  --runs N       runs of each configuration (default 3)\n"
           "  --dir DIR      store and swap file directory, on the disk to measure\n"
           "                 (default /var/tmp)\n"
@@ -75,11 +78,12 @@ void usage(FILE* out) {
           "  --json         print one JSON object instead: \"workload\" (tables,\n"
           "                 table_bytes, budget_bytes, budget_percent, dir, runs),\n"
           "                 \"swap\" (skipped: why, or null; environment),\n"
-          "                 \"device\" (write_mb_per_s, null when unknown, and why),\n"
-          "                 \"configurations\" (per row: name, skipped, failed (why, or\n"
-          "                 null), setup_seconds, readback_seconds, written_bytes,\n"
-          "                 write_mb_per_s, of_device, vs_swap, vs_dram (null when not\n"
-          "                 measured), same_data) and \"ok\" (the exit status is 0)\n"
+          "                 \"device\" (write_bytes_per_second, null when unknown,\n"
+          "                 and why), \"configurations\" (per row: name, skipped,\n"
+          "                 failed (why, or null), setup_seconds, readback_seconds,\n"
+          "                 written_bytes, write_bytes_per_second, of_device, vs_swap,\n"
+          "                 vs_dram (null when not measured), same_data) and \"ok\"\n"
+          "                 (the exit status is 0)\n"
           "  -q, --quiet    no progress on stderr (otherwise a line per run; and when\n"
           "                 stderr is a terminal, the runs done of all and the time left)\n"
           "  -h, --help     this text\n\n"
@@ -233,50 +237,16 @@ int plain_child(int fd, const Args& a) {
 double median_or_none(const std::vector<double>& v) { return v.empty() ? -1 : bench::median(v); }
 
 int parse_args(int argc, char** argv, Args* a) {
-  static const option longopts[] = {{"tables", required_argument, nullptr, 't'},
-                                    {"count", required_argument, nullptr, 'n'},
-                                    {"budget", required_argument, nullptr, 'b'},
-                                    {"runs", required_argument, nullptr, 'r'},
-                                    {"dir", required_argument, nullptr, 'd'},
-                                    {"timeout", required_argument, nullptr, 'T'},
-                                    {"json", no_argument, nullptr, 'J'},
-                                    {"quiet", no_argument, nullptr, 'q'},
-                                    {"help", no_argument, nullptr, 'h'},
-                                    {nullptr, 0, nullptr, 0}};
-  optind = 1;
-  int c;
-  auto number = [](const char* s, unsigned lo, unsigned hi, unsigned* out) {
-    char* end = nullptr;
-    unsigned long v = strtoul(s, &end, 10);
-    if (!*s || *end || v < lo || v > hi) return false;
-    *out = static_cast<unsigned>(v);
-    return true;
-  };
-  while ((c = getopt_long(argc, argv, "qh", longopts, nullptr)) != -1) {
-    bool ok = true;
-    switch (c) {
-      case 't': ok = parse_size(optarg, &a->table_bytes) == 0 && a->table_bytes >= (16u << 20); break;
-      case 'n': ok = number(optarg, 1, 4096, &a->tables); break;
-      case 'b': ok = number(optarg, 1, 100, &a->budget_pct); break;
-      case 'r': ok = number(optarg, 1, 100, &a->runs); break;
-      case 'T': ok = number(optarg, 1, 86400, &a->timeout_s); break;
-      case 'd': a->dir = optarg; break;
-      case 'J': a->json = true; break;
-      case 'q': a->quiet = true; break;
-      case 'h': usage(stdout); return 0;
-      default: usage(stderr); return 2;
-    }
-    if (!ok) {
-      fprintf(stderr, "mtier bench setup: bad value '%s' (see --help; --tables wants at least 16M)\n",
-              optarg);
-      return 2;
-    }
-  }
-  if (optind < argc) {
-    fprintf(stderr, "mtier bench setup: unexpected argument '%s' (see --help)\n", argv[optind]);
-    return 2;
-  }
-  return -1;
+  cli::Parser p(kCmd, usage);
+  p.size("--tables", &a->table_bytes, 16u << 20)
+      .count("--count", &a->tables, 1, 4096)
+      .percent("--budget", &a->budget_pct, 1, 100)
+      .count("--runs", &a->runs, 1, 100)
+      .count("--timeout", &a->timeout_s, 1, 86400)
+      .text("--dir", &a->dir)
+      .flag("--json", &a->json)
+      .flag("-q, --quiet", &a->quiet);
+  return p.parse(argc, argv, nullptr);
 }
 
 // One configuration's row of the report: medians over its runs that
@@ -385,7 +355,7 @@ void print_json(const Args& a, uint64_t budget, const demo::SwapBaseline& sb, do
                               {"setup_seconds", num_or_null(r.setup_s)},
                               {"readback_seconds", num_or_null(r.readback_s)},
                               {"written_bytes", num_or_null(r.written)},
-                              {"write_mb_per_s", num_or_null(r.rate)},
+                              {"write_bytes_per_second", num_or_null(r.rate < 0 ? -1 : r.rate * 1e6)},
                               {"of_device", num_or_null(r.of_device)},
                               {"vs_swap", num_or_null(r.vs_swap)},
                               {"vs_dram", num_or_null(r.vs_dram)},
@@ -403,7 +373,8 @@ void print_json(const Args& a, uint64_t budget, const demo::SwapBaseline& sb, do
        {{"skipped", str_or_null(sb.skipped())},
         {"environment", swap_ran ? json::Json(sb.environment()) : json::Json(nullptr)}}},
       {"device",
-       {{"write_mb_per_s", num_or_null(bw)}, {"why", bw > 0 ? json::Json(nullptr) : json::Json(bw_why)}}},
+       {{"write_bytes_per_second", num_or_null(bw > 0 ? bw * 1e6 : -1)},
+        {"why", bw > 0 ? json::Json(nullptr) : json::Json(bw_why)}}},
       {"configurations", std::move(configurations)},
       {"ok", status_of(rows) == 0}};
   printf("%s\n", json::dump(j).c_str());
@@ -439,7 +410,7 @@ int bench_setup(int argc, char** argv) {
   progress::Progress pr(progress::stderr_io(), a.quiet);
   const unsigned per_round = sb.skipped().empty() ? 3 : 2;
   unsigned done = 0;
-  pr.start("bench setup: runs", a.runs * per_round, "");
+  pr.start("mtier bench setup: runs", a.runs * per_round, "");
   std::map<std::string, std::vector<Sample>> samples;
   std::vector<double> bandwidth;
   std::string bw_why;

@@ -1,5 +1,4 @@
 // mtier bench suite: the command line (see bench_suite.h for what it runs).
-#include <getopt.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +10,8 @@
 #include <string>
 
 #include "bench_suite.h"
+#include "cli.h"
+#include "config/option_table.h"
 #include "config/options.h"
 #include "plot/chart.h"
 
@@ -80,18 +81,44 @@ void usage(FILE* out) {
           "not run or data differed, 2 for a usage error.\n");
 }
 
-bool parse_unsigned(const char* s, unsigned lo, unsigned hi, unsigned* out) {
-  char* end;
-  errno = 0;
-  unsigned long v = strtoul(s, &end, 10);
-  if (errno || *end || end == s || v < lo || v > hi) return false;
-  *out = static_cast<unsigned>(v);
-  return true;
+const cli::Command kCmd("bench suite");
+
+// --budgets: percentages of the table bytes, comma-separated.
+cli::Handler budgets(std::vector<unsigned>* out) {
+  return [out](const std::string& flag, const std::string& v) {
+    std::vector<unsigned> got;
+    std::stringstream ss(v);
+    for (std::string item; std::getline(ss, item, ',');) {
+      uint64_t pct = 0;
+      if (!item.empty() && item.back() == '%') item.pop_back();
+      if (config::parse_decimal(item, &pct) != 0 || pct < 1 || pct > 1000)
+        return cli::bad_value(flag, v, "is not a list of percentages 1 to 1000, comma-separated");
+      got.push_back(static_cast<unsigned>(pct));
+    }
+    if (got.empty()) return cli::bad_value(flag, v, "names no budget");
+    *out = std::move(got);
+    return std::string();
+  };
 }
 
-int bad(const char* opt, const char* value, const char* want) {
-  fprintf(stderr, "mtier bench suite: %s '%s': %s\n", opt, value, want);
-  return 2;
+// --configs: configuration names, comma-separated.
+cli::Handler configs(std::vector<suite::Config>* out, bool* given) {
+  return [out, given](const std::string& flag, const std::string& v) {
+    std::vector<suite::Config> got;
+    std::stringstream ss(v);
+    for (std::string item; std::getline(ss, item, ',');) {
+      suite::Config cfg;
+      if (!suite::parse_config(item, &cfg))
+        return cli::bad_value(flag, v,
+                              "is not a list of configurations (dram, mtier, mtier-pmem, "
+                              "pagecache, pagecache-random, swap), comma-separated");
+      got.push_back(cfg);
+    }
+    if (got.empty()) return cli::bad_value(flag, v, "names no configuration");
+    *out = std::move(got);
+    *given = true;
+    return std::string();
+  };
 }
 
 std::string self_exe(const char* argv0) {
@@ -104,141 +131,76 @@ std::string self_exe(const char* argv0) {
 }  // namespace
 
 int bench_suite(int argc, char** argv) {
-  enum { kPreset = 256, kTableBytes, kBatches, kSeed, kTrace, kBudgets, kConfigs, kRepeats, kThreads,
-         kDir, kSlack, kTimeout, kJson, kPlot, kPmem, kLookahead, kLookaheadSync, kDeviceBytes };
-  static const option longopts[] = {
-      {"preset", required_argument, nullptr, kPreset}, {"table-bytes", required_argument, nullptr, kTableBytes},
-      {"batches", required_argument, nullptr, kBatches}, {"seed", required_argument, nullptr, kSeed},
-      {"trace", required_argument, nullptr, kTrace}, {"budgets", required_argument, nullptr, kBudgets},
-      {"configs", required_argument, nullptr, kConfigs}, {"repeats", required_argument, nullptr, kRepeats},
-      {"threads", required_argument, nullptr, kThreads}, {"dir", required_argument, nullptr, kDir},
-      {"slack", required_argument, nullptr, kSlack}, {"timeout", required_argument, nullptr, kTimeout},
-      {"json", no_argument, nullptr, kJson}, {"plot", required_argument, nullptr, kPlot},
-      {"pmem", required_argument, nullptr, kPmem},
-      {"lookahead", required_argument, nullptr, kLookahead}, {"device-bytes", required_argument, nullptr, kDeviceBytes},
-      {"lookahead-sync", no_argument, nullptr, kLookaheadSync},
-      {"quiet", no_argument, nullptr, 'q'}, {"help", no_argument, nullptr, 'h'}, {nullptr, 0, nullptr, 0}};
   suite::SuiteOptions o;
   bool preset_set = false, configs_set = false;
   o.self = self_exe(argv[0]);
-  optind = 1;
-  int c;
-  while ((c = getopt_long(argc, argv, "o:qh", longopts, nullptr)) != -1) {
-    switch (c) {
-      case kPreset: o.preset = optarg, preset_set = true; break;
-      case kTableBytes:
-        if (parse_size(optarg, &o.table_bytes) < 0 || o.table_bytes < (1u << 20))
-          return bad("--table-bytes", optarg, "want a size of at least 1M (K, M, G suffixes)");
-        break;
-      case kBatches:
-        if (!parse_unsigned(optarg, 1, 100000000, &o.batches)) return bad("--batches", optarg, "want 1 or more");
-        break;
-      case kSeed: {
-        char* end;
-        o.seed = strtoull(optarg, &end, 10);
-        if (*end || !o.seed) return bad("--seed", optarg, "want a positive integer");
-        break;
-      }
-      case kTrace: o.trace_file = optarg; break;
-      case kBudgets: {
-        o.budgets.clear();
-        std::stringstream ss(optarg);
-        for (std::string item; std::getline(ss, item, ',');) {
-          unsigned pct;
-          if (!parse_unsigned(item.c_str(), 1, 1000, &pct)) return bad("--budgets", optarg, "want percentages 1 to 1000, comma-separated");
-          o.budgets.push_back(pct);
-        }
-        if (o.budgets.empty()) return bad("--budgets", optarg, "want at least one budget");
-        break;
-      }
-      case kConfigs: {
-        configs_set = true;
-        o.configs.clear();
-        std::stringstream ss(optarg);
-        for (std::string item; std::getline(ss, item, ',');) {
-          suite::Config cfg;
-          if (!suite::parse_config(item, &cfg))
-            return bad("--configs", optarg,
-                       "want dram, mtier, mtier-pmem, pagecache, pagecache-random, swap, comma-separated");
-          o.configs.push_back(cfg);
-        }
-        if (o.configs.empty()) return bad("--configs", optarg, "want at least one configuration");
-        break;
-      }
-      case kRepeats:
-        if (!parse_unsigned(optarg, 1, 1000, &o.repeats)) return bad("--repeats", optarg, "want 1 to 1000");
-        break;
-      case kThreads:
-        if (!parse_unsigned(optarg, 1, 256, &o.threads)) return bad("--threads", optarg, "want 1 to 256");
-        break;
-      case kLookahead:
-        if (!bench::parse_lookahead(optarg, &o.lookahead)) return bad("--lookahead", optarg, bench::kLookaheadWant);
-        break;
-      case kLookaheadSync: o.lookahead_sync = true; break;
-      case kDeviceBytes:
-        if (parse_size(optarg, &o.device_bytes) < 0 || (o.device_bytes && o.device_bytes < (1u << 20)))
-          return bad("--device-bytes", optarg, "want 0 (no probe) or a size of at least 1M (K, M, G suffixes)");
-        break;
-      case kDir: o.dir = optarg; break;
-      case kSlack:
-        if (parse_size(optarg, &o.slack) < 0 || !o.slack) return bad("--slack", optarg, "want a size above 0 (K, M, G suffixes)");
-        break;
-      case kTimeout:
-        if (!parse_unsigned(optarg, 1, 86400, &o.timeout_s)) return bad("--timeout", optarg, "want 1 to 86400 seconds");
-        break;
-      case kJson: o.json = true; break;
-      case kPlot: {
-        plot::ChartFormat format;
-        if (std::string why; plot::chart_format(optarg, &format, &why) < 0) {
-          fprintf(stderr, "mtier bench suite: --plot %s\n", why.c_str());
-          return 2;
-        }
-        o.plot = optarg;
-        break;
-      }
-      case kPmem: o.pmem = optarg; break;
-      case 'o':
-        if (!strchr(optarg, '=')) return bad("-o", optarg, "want NAME=VALUE (an option of mtier.conf(5))");
-        o.mtier_options += (o.mtier_options.empty() ? "" : ",") + std::string(optarg);
-        break;
-      case 'q': o.quiet = true; break;
-      case 'h': usage(stdout); return 0;
-      default: usage(stderr); return 2;
-    }
-  }
-  if (optind < argc) {
-    fprintf(stderr, "mtier bench suite: unexpected argument '%s' (try --help)\n", argv[optind]);
-    return 2;
-  }
+  cli::Parser p(kCmd, usage);
+  p.value("--preset",
+          [&](const std::string&, const std::string& v) {
+            o.preset = v, preset_set = true;
+            return std::string();
+          })
+      .size("--table-bytes", &o.table_bytes, 1u << 20)
+      .count("--batches", &o.batches, 1, 100000000)
+      .count("--seed", &o.seed, 1, UINT64_MAX)
+      .text("--trace", &o.trace_file)
+      .value("--budgets", budgets(&o.budgets))
+      .value("--configs", configs(&o.configs, &configs_set))
+      .count("--repeats", &o.repeats, 1, 1000)
+      .count("--threads", &o.threads, 1, 256)
+      .count("--lookahead", &o.lookahead, 0, bench::kMaxLookahead)
+      .flag("--lookahead-sync", &o.lookahead_sync)
+      .value("--device-bytes",
+             [&o](const std::string& flag, const std::string& v) {
+               uint64_t n = 0;
+               if (parse_size(v, &n) == 0 && (n == 0 || n >= (1u << 20))) {
+                 o.device_bytes = n;
+                 return std::string();
+               }
+               return cli::bad_value(flag, v, "is not 0 (no probe) or a size of at least 1M");
+             })
+      .text("--dir", &o.dir)
+      .size("--slack", &o.slack, 1)
+      .count("--timeout", &o.timeout_s, 1, 86400)
+      .flag("--json", &o.json)
+      .value("--plot",
+             [&o](const std::string& flag, const std::string& v) {
+               plot::ChartFormat format;
+               std::string why;
+               if (plot::chart_format(v, &format, &why) < 0) return flag + " " + why;
+               o.plot = v;
+               return std::string();
+             })
+      .text("--pmem", &o.pmem)
+      .value("-o",
+             [&o](const std::string& flag, const std::string& v) {
+               if (v.find('=') == std::string::npos)
+                 return cli::bad_value(flag, v, "is not NAME=VALUE (an option of mtier.conf(5))");
+               o.mtier_options += (o.mtier_options.empty() ? "" : ",") + v;
+               return std::string();
+             })
+      .flag("-q, --quiet", &o.quiet);
+  if (int rc = p.parse(argc, argv, nullptr); rc >= 0) return rc;
   if (!o.pmem.empty() && !configs_set) {  // the default set, with mtier-pmem after mtier
     auto at = std::find(o.configs.begin(), o.configs.end(), suite::Config::kMtier);
     o.configs.insert(at == o.configs.end() ? at : at + 1, suite::Config::kMtierPmem);
   }
-  if (!o.trace_file.empty() && (preset_set || o.table_bytes || o.batches || o.seed)) {
-    fprintf(stderr, "mtier bench suite: --trace replays a trace as it is: leave out --preset, "
-                    "--table-bytes, --batches and --seed\n");
-    return 2;
-  }
-  if (o.trace_file.empty() && !bench::find_preset(o.preset)) {
-    fprintf(stderr, "mtier bench suite: unknown preset '%s' (mtier bench trace --list)\n", o.preset.c_str());
-    return 2;
-  }
+  if (!o.trace_file.empty() && (preset_set || o.table_bytes || o.batches || o.seed))
+    return kCmd.usage_error("--trace replays a trace as it is: leave out --preset, "
+                            "--table-bytes, --batches and --seed");
+  if (o.trace_file.empty() && !bench::find_preset(o.preset))
+    return kCmd.usage_error("--preset: unknown preset '" + o.preset +
+                            "' (mtier bench trace --list)");
   suite::SuiteResults r;
   std::string err;
-  if (suite::run_suite(o, &r, &err) != 0) {
-    fprintf(stderr, "mtier bench suite: %s\n", err.c_str());
-    return 1;
-  }
+  if (suite::run_suite(o, &r, &err) != 0) return kCmd.fail(err);
   if (o.json)
     suite::print_json(stdout, o, r);
   else
     suite::print_text(stdout, o, r);
   if (!o.plot.empty()) {
-    if (suite::write_plot(r, o.plot, &err) < 0) {
-      fprintf(stderr, "mtier bench suite: plot %s: %s\n", o.plot.c_str(), err.c_str());
-      return 1;
-    }
-    if (!o.quiet) fprintf(stderr, "bench suite: plot written to %s\n", o.plot.c_str());
+    if (suite::write_plot(r, o.plot, &err) < 0) return kCmd.fail("plot " + o.plot + ": " + err);
+    if (!o.quiet) kCmd.say("plot written to " + o.plot);
   }
   return r.data_identical ? 0 : 1;
 }

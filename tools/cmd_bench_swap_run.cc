@@ -6,7 +6,6 @@
 // swap file are removed when the command ends, also when swap-run is
 // interrupted (SIGINT, SIGTERM, SIGHUP: passed on to the command).
 #include <fcntl.h>
-#include <getopt.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,15 +17,14 @@
 #include <string>
 
 #include "cgroup.h"
-#include "config/options.h"
+#include "cli.h"
 #include "demo_swap.h"
 #include "units.h"
 
 namespace mtier::tools {
 namespace {
 
-// Exit statuses of swap-run itself (otherwise the command's).
-constexpr int kUsage = 2;
+// Exit statuses of swap-run itself (otherwise the command's); 2: usage.
 constexpr int kCannotRunHere = 77;  // no root, no memory cgroup or no swap
 constexpr int kSetupFailed = 125;   // as timeout(1) and env(1)
 constexpr int kCannotExec = 126;
@@ -157,39 +155,17 @@ int run_command(char** command, bench::MemoryCgroup* cg, int* status_if_not, std
 }  // namespace
 
 int bench_swap_run(int argc, char** argv) {
-  static const option longopts[] = {{"limit", required_argument, nullptr, 'l'},
-                                    {"dir", required_argument, nullptr, 'd'},
-                                    {"swap-bytes", required_argument, nullptr, 's'},
-                                    {"help", no_argument, nullptr, 'h'},
-                                    {nullptr, 0, nullptr, 0}};
+  const cli::Command cmd("bench swap-run");
   uint64_t limit = 0, swap_bytes = 1ull << 30;
   std::string dir = "/var/tmp";
-  optind = 1;
-  int c;
-  // '+': the options end at COMMAND, whose own options are its own.
-  while ((c = getopt_long(argc, argv, "+h", longopts, nullptr)) != -1) {
-    switch (c) {
-      case 'l':
-      case 's': {
-        uint64_t* out = c == 'l' ? &limit : &swap_bytes;
-        if (parse_size(optarg, out) < 0 || *out < (1u << 20)) {
-          fprintf(stderr, "mtier bench swap-run: %s '%s': want a size of at least 1M\n",
-                  c == 'l' ? "--limit" : "--swap-bytes", optarg);
-          return kUsage;
-        }
-        break;
-      }
-      case 'd': dir = optarg; break;
-      case 'h': usage(stdout); return 0;
-      default: usage(stderr); return kUsage;
-    }
-  }
-  if (!limit || optind >= argc) {
-    fprintf(stderr, "mtier bench swap-run: %s (see --help)\n",
-            !limit ? "--limit SIZE is required" : "no COMMAND after the options");
-    return kUsage;
-  }
-  char** command = argv + optind;
+  cli::Parser p(cmd, usage);
+  p.size("--limit", &limit, 1u << 20).text("--dir", &dir).size("--swap-bytes", &swap_bytes, 1u << 20);
+  // The options end at COMMAND, whose own options are its own.
+  int first = argc;
+  if (int rc = p.parse_until_operand(argc, argv, &first); rc >= 0) return rc;
+  if (!limit) return cmd.usage_error("--limit SIZE is required");
+  if (first >= argc) return cmd.usage_error("no COMMAND after the options");
+  char** command = argv + first;
 
   set_handlers(on_signal, on_alarm);  // before the swap file: it is removed whatever comes
   demo::SwapBaseline sb;

@@ -2,14 +2,13 @@
 // prints its statistics beside the preset's targets, and writes it to a file
 // that `mtier bench replay` and `mtier bench suite --trace` replay; --json
 // gives the same as one JSON object.
-#include <getopt.h>
-
 #include <cmath>
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 
-#include "config/options.h"
+#include "cli.h"
 #include "locality.h"
 #include "trace.h"
 #include "util/json.h"
@@ -117,51 +116,20 @@ int print_json(const bench::Trace& t, const bench::LocalityTargets* targets,
 }  // namespace
 
 int bench_trace(int argc, char** argv) {
-  enum { kPreset = 256, kTableBytes, kBatches, kSeed, kStats, kList, kJson };
-  static const option longopts[] = {
-      {"preset", required_argument, nullptr, kPreset}, {"table-bytes", required_argument, nullptr, kTableBytes},
-      {"batches", required_argument, nullptr, kBatches}, {"seed", required_argument, nullptr, kSeed},
-      {"stats", required_argument, nullptr, kStats}, {"list", no_argument, nullptr, kList},
-      {"json", no_argument, nullptr, kJson}, {"help", no_argument, nullptr, 'h'},
-      {nullptr, 0, nullptr, 0}};
+  const cli::Command cmd("bench trace");
   std::string preset = "meta2022", out, stats_file;
   bool list = false, as_json = false;
   uint64_t table_bytes = 0, seed = 0, batches = 0;
-  optind = 1;
-  int c;
-  while ((c = getopt_long(argc, argv, "o:h", longopts, nullptr)) != -1) {
-    char* end = nullptr;
-    switch (c) {
-      case kPreset: preset = optarg; break;
-      case kTableBytes:
-        if (parse_size(optarg, &table_bytes) < 0 || table_bytes < (1u << 20)) {
-          fprintf(stderr, "mtier bench trace: --table-bytes '%s': want a size of at least 1M\n", optarg);
-          return 2;
-        }
-        break;
-      case kBatches:
-      case kSeed: {
-        uint64_t v = strtoull(optarg, &end, 10);
-        if (*end || !v || (c == kBatches && v > 100000000)) {
-          fprintf(stderr, "mtier bench trace: %s '%s': want a positive integer\n",
-                  c == kBatches ? "--batches" : "--seed", optarg);
-          return 2;
-        }
-        (c == kBatches ? batches : seed) = v;
-        break;
-      }
-      case kStats: stats_file = optarg; break;
-      case kList: list = true; break;
-      case kJson: as_json = true; break;
-      case 'o': out = optarg; break;
-      case 'h': usage(stdout); return 0;
-      default: usage(stderr); return 2;
-    }
-  }
-  if (optind < argc) {
-    fprintf(stderr, "mtier bench trace: unexpected argument '%s' (try --help)\n", argv[optind]);
-    return 2;
-  }
+  cli::Parser args(cmd, usage);
+  args.text("--preset", &preset)
+      .size("--table-bytes", &table_bytes, 1u << 20)
+      .count("--batches", &batches, 1, 100000000)
+      .count("--seed", &seed, 1, UINT64_MAX)
+      .text("--stats", &stats_file)
+      .flag("--list", &list)
+      .flag("--json", &as_json)
+      .text("-o", &out);
+  if (int rc = args.parse(argc, argv, nullptr); rc >= 0) return rc;
   if (list && !as_json) {
     for (auto& p : bench::presets()) printf("%-14s %s\n", p.name, p.what);
     return 0;
@@ -174,38 +142,26 @@ int bench_trace(int argc, char** argv) {
   std::string err;
   if (!stats_file.empty()) {
     bench::Trace t;
-    if (bench::read_trace(stats_file, &t, &err) < 0) {
-      fprintf(stderr, "mtier bench trace: %s\n", err.c_str());
-      return 1;
-    }
+    if (bench::read_trace(stats_file, &t, &err) < 0) return cmd.fail(err);
     if (as_json) return print_json(t, nullptr, stats_file);
     print_stats(t, nullptr);
     return 0;
   }
-  const bench::Preset* p = bench::find_preset(preset);
-  if (!p) {
-    fprintf(stderr, "mtier bench trace: unknown preset '%s' (--list shows them)\n", preset.c_str());
-    return 2;
-  }
-  bench::WorkloadSpec spec = p->spec;
+  const bench::Preset* found = bench::find_preset(preset);
+  if (!found) return cmd.usage_error("--preset: unknown preset '" + preset + "' (--list shows them)");
+  bench::WorkloadSpec spec = found->spec;
   if (table_bytes) bench::scale_to_bytes(&spec, table_bytes);
   if (batches) spec.batches = static_cast<uint32_t>(batches);
   if (seed) spec.seed = seed;
-  if (bench::check_spec(spec, &err) < 0) {
-    fprintf(stderr, "mtier bench trace: %s\n", err.c_str());
-    return 2;
-  }
+  if (bench::check_spec(spec, &err) < 0) return cmd.usage_error(err);
   bench::Trace t = bench::generate(spec);
-  if (!as_json) print_stats(t, &p->targets);
+  if (!as_json) print_stats(t, &found->targets);
   if (!out.empty()) {
-    if (bench::write_trace(t, out, &err) < 0) {
-      fprintf(stderr, "mtier bench trace: %s\n", err.c_str());
-      return 1;
-    }
+    if (bench::write_trace(t, out, &err) < 0) return cmd.fail(err);
     if (!as_json)
       printf("written: %s (%llu lookups)\n", out.c_str(), static_cast<unsigned long long>(t.lookups()));
   }
-  return as_json ? print_json(t, &p->targets, out) : 0;
+  return as_json ? print_json(t, &found->targets, out) : 0;
 }
 
 }  // namespace mtier::tools

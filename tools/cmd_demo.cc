@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "cgroup.h"
+#include "cli.h"
 #include "commands.h"
-#include "config/options.h"
 #include "demo_child.h"
 #include "demo_report.h"
 #include "demo_runs.h"
@@ -30,7 +30,8 @@ namespace mtier::tools {
 namespace {
 
 struct DemoArgs {
-  std::string dram = "25%";  // of table bytes
+  uint64_t dram = 0;        // --dram: bytes (0: not given)
+  unsigned budget_pct = 0;  // --budget: % of the table bytes (0: not given, 25)
   std::string store = "/var/tmp";
   unsigned steps = 0;
   unsigned columns = 64;
@@ -43,7 +44,8 @@ struct DemoArgs {
 
 void demo_help(FILE* out) {
   fprintf(out,
-          "usage: mtier demo [--dram SIZE|PCT] [--store DIR] [--steps N] [--columns N]\n"
+          "usage: mtier demo [--budget PCT%% | --dram SIZE|PCT%%] [--store DIR] [--steps N]\n"
+          "                  [--columns N]\n"
           "                  [--lookahead K] [--lookahead-sync] [--timeout S] [--json] [-q]\n\n"
           "Trains the built-in DLRM-style sample model on one generated workload, four\n"
           "ways, each in a process of its own:\n"
@@ -57,8 +59,10 @@ void demo_help(FILE* out) {
           "Prints steps/s of each, the ratio to dram, whether losses and final weights\n"
           "are bit-identical to dram's, the goal at the 25%% budget (mtier+lookahead at\n"
           ">= 0.1x dram and >= 3x swap), and a heat map of every table.\n\n"
-          "  --dram SIZE|PCT   DRAM budget for the tables: bytes (64M, 1G) or a share of\n"
-          "                    the table bytes (default 25%%)\n"
+          "  --budget PCT%%     DRAM budget as a share of the table bytes, 1%% to 100%%\n"
+          "                    (default 25%%)\n"
+          "  --dram SIZE|PCT%%  DRAM budget as a size (64M, 1G) or a share of physical\n"
+          "                    memory, as `mtier run --dram` takes it (instead of --budget)\n"
           "  --store DIR       directory for the file store and the swap file\n"
           "                    (default /var/tmp)\n"
           "  --steps N         training steps (default 200)\n"
@@ -79,62 +83,24 @@ void demo_help(FILE* out) {
           "bit-identical to dram's, 1 otherwise, 2 for a usage error.\n");
 }
 
-// Parses a count from 1 to max; false (with the message printed) otherwise.
-bool parse_count(const std::string& k, const std::string& v, unsigned long max, unsigned* out) {
-  char* end = nullptr;
-  errno = 0;
-  unsigned long n = strtoul(v.c_str(), &end, 10);
-  if (v.empty() || *end || errno || n == 0 || n > max || v[0] == '-') {
-    fprintf(stderr, "mtier demo: %s: '%s' is not a count from 1 to %lu\n", k.c_str(), v.c_str(), max);
-    return false;
-  }
-  *out = static_cast<unsigned>(n);
-  return true;
-}
+const cli::Command kCmd("demo");
 
-// 0, 1 for --help (printed), -1 for a usage error (said).
+// -1 to run, else the exit status (0 after --help, 2 after a usage error).
 int parse_args(int argc, char** argv, DemoArgs* a) {
-  for (int i = 1; i < argc; i++) {
-    std::string k = argv[i];
-    if (k == "--help" || k == "-h") {
-      demo_help(stdout);
-      return 1;
-    }
-    if (k == "--json" || k == "--lookahead-sync" || k == "--quiet" || k == "-q") {
-      (k == "--json" ? a->json : k == "--lookahead-sync" ? a->sync : a->quiet) = true;
-      continue;
-    }
-    bool known = k == "--dram" || k == "--store" || k == "--steps" || k == "--columns" ||
-                 k == "--lookahead" || k == "--timeout";
-    if (!known) {
-      fprintf(stderr, "mtier demo: unknown option '%s' (see --help)\n", k.c_str());
-      return -1;
-    }
-    if (i + 1 >= argc) {
-      fprintf(stderr, "mtier demo: %s needs a value (see --help)\n", k.c_str());
-      return -1;
-    }
-    std::string v = argv[++i];
-    if (k == "--dram") a->dram = v;
-    else if (k == "--store") a->store = v;
-    else if (k == "--steps" && !parse_count(k, v, 1000000, &a->steps)) return -1;
-    else if (k == "--columns" && !parse_count(k, v, 1000000, &a->columns)) return -1;
-    else if (k == "--lookahead" && !parse_count(k, v, 64, &a->lookahead)) return -1;
-    else if (k == "--timeout" && !parse_count(k, v, 86400, &a->timeout_s)) return -1;
-  }
-  return 0;
-}
-
-// Bytes of DRAM budget from "25%" (of the tables) or a size.
-int budget_bytes(const std::string& text, uint64_t table_bytes, uint64_t* out) {
-  if (!text.empty() && text.back() == '%') {
-    char* end = nullptr;
-    double pct = strtod(text.c_str(), &end);
-    if (end != text.c_str() + text.size() - 1 || pct <= 0 || pct > 1000) return -EINVAL;
-    *out = static_cast<uint64_t>(table_bytes * pct / 100) & ~uint64_t{4095};
-    return 0;
-  }
-  return parse_size(text, out);
+  cli::Parser p(kCmd, demo_help);
+  p.percent("--budget", &a->budget_pct, 1, 100)
+      .dram("--dram", &a->dram)
+      .text("--store", &a->store)
+      .count("--steps", &a->steps, 1, 1000000)
+      .count("--columns", &a->columns, 1, 1000000)
+      .count("--lookahead", &a->lookahead, 1, 64)
+      .count("--timeout", &a->timeout_s, 1, 86400)
+      .flag("--lookahead-sync", &a->sync)
+      .flag("--json", &a->json)
+      .flag("-q, --quiet", &a->quiet);
+  if (int rc = p.parse(argc, argv, nullptr); rc >= 0) return rc;
+  if (a->dram && a->budget_pct) return kCmd.usage_error("give --budget or --dram, not both");
+  return -1;
 }
 
 using bench::mib;
@@ -201,7 +167,7 @@ demo::ConfigResult run_swap(const demo::Setup& s, const demo::ConfigResult& dram
 
 int cmd_demo(int argc, char** argv) {
   DemoArgs args;
-  if (int rc = parse_args(argc, argv, &args); rc != 0) return rc > 0 ? 0 : 2;
+  if (int rc = parse_args(argc, argv, &args); rc >= 0) return rc;
   demo::Setup s;
   s.workload = default_workload();
   if (args.steps) s.workload.steps = args.steps;
@@ -209,17 +175,15 @@ int cmd_demo(int argc, char** argv) {
   s.lookahead = {args.lookahead, !args.sync};
   s.timeout_s = args.timeout_s;
   s.quiet = args.quiet;
-  if (budget_bytes(args.dram, s.workload.table_bytes(), &s.budget) < 0 || s.budget < 4096) {
-    fprintf(stderr, "mtier demo: --dram: '%s' is not a size (64M, 1G) or a share (25%%)\n",
-            args.dram.c_str());
-    return 2;
-  }
+  s.budget = args.dram ? args.dram / 4096 * 4096
+                       : s.workload.table_bytes() * (args.budget_pct ? args.budget_pct : 25) /
+                             100 / 4096 * 4096;
+  if (s.budget < 4096) return kCmd.usage_error("--dram: the budget is less than one page");
   Scratch scratch;
   std::string tmpl = args.store + "/mtier-demo-XXXXXX";
   if (!mkdtemp(tmpl.data())) {
-    fprintf(stderr, "mtier demo: --store %s: cannot make a scratch directory there: %s\n",
-            args.store.c_str(), strerror(errno));
-    return 1;
+    return kCmd.fail("--store " + args.store + ": cannot make a scratch directory there: " +
+                     strerror(errno));
   }
   scratch.path = s.scratch = tmpl;
   demo::catch_interrupts();
@@ -258,9 +222,8 @@ int cmd_demo(int argc, char** argv) {
     said(json, rep.configs.back());
   }
   if (demo::interrupted()) {
-    fprintf(stderr, "mtier demo: interrupted: the run in progress was killed; its cgroup, swap file "
-                    "and store are removed\n");
-    return 1;
+    return kCmd.fail("interrupted: the run in progress was killed; its cgroup, swap file and "
+                     "store are removed");
   }
   if (json)
     demo::print_json(stdout, rep);

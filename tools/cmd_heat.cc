@@ -5,7 +5,6 @@
 // is not a terminal (a pipe, a file, a test), or as JSON snapshots
 // (record/snapshot_json.h).
 #include <fcntl.h>
-#include <getopt.h>
 #include <poll.h>
 #include <signal.h>
 #include <unistd.h>
@@ -18,8 +17,10 @@
 #include <string>
 #include <utility>
 
+#include "cli.h"
 #include "client/daemon_client.h"
 #include "commands.h"
+#include "config/option_table.h"
 #include "heat_view.h"
 #include "record/daemon_snapshot.h"
 #include "record/snapshot_json.h"
@@ -58,12 +59,12 @@ const char kUsage[] =
     "                   /run/mtier/mtierd.sock)\n"
     "  --no-color       no colours (nor when $NO_COLOR is set)\n"
     "  --json           print the snapshot as one JSON object (--count N: N of them,\n"
-    "                   a line each), terminal or not: \"unix_ms\", \"processes\"\n"
+    "                   a line each), terminal or not: \"unix_seconds\", \"processes\"\n"
     "                   (pid, name, job, rank, DRAM and slow-tier budget and\n"
     "                   resident bytes, missing_faults, evictions, fetches, and\n"
     "                   \"tables\": id, name, bytes, pages, dram_pages, slow_pages,\n"
     "                   store_pages, untouched_pages, active_bytes, heat,\n"
-    "                   samples_per_s, moves, heat_map (a number per slice), place\n"
+    "                   samples_per_second, moves, heat_map (a number per slice), place\n"
     "                   (a character per slice, as above)); with --table, only\n"
     "                   that table and its process\n"
     "  -h, --help       this text\n"
@@ -71,7 +72,6 @@ const char kUsage[] =
     "Exit status: 0; 1 when no daemon answers, PID is not registered or has no\n"
     "such table; 2 usage.\n";
 
-constexpr char kTry[] = "Try 'mtier heat --help'.\n";
 constexpr unsigned kDefaultBuckets = 512;
 constexpr unsigned long kMinIntervalMs = 10, kMaxIntervalMs = 24ul * 3600 * 1000;
 constexpr unsigned kPlainCols = 80;
@@ -97,17 +97,6 @@ volatile sig_atomic_t g_resized = 0;
 
 void on_quit_signal(int) { g_quit = 1; }
 void on_winch(int) { g_resized = 1; }
-
-// `s` as a whole decimal number in [lo, hi]: true with *out.
-bool parse_number(const char* s, unsigned long lo, unsigned long hi, unsigned long* out) {
-  if (!s || !*s || *s == '-' || *s == '+') return false;
-  char* end;
-  errno = 0;
-  unsigned long v = strtoul(s, &end, 10);
-  if (*end || errno || v < lo || v > hi) return false;
-  *out = v;
-  return true;
-}
 
 uint64_t now_ms() {
   struct timespec ts;
@@ -179,9 +168,10 @@ int each_frame(const std::string& path, const Options& o, record::Snapshot snap,
 // Not a terminal: --count frames of plain text, a blank line between them,
 // as wide as $COLUMNS says (else 80) and as tall as they need.
 int run_plain(const std::string& path, const Options& o, record::Snapshot snap, HeatView view) {
-  unsigned long cols = kPlainCols;
-  const char* env = getenv("COLUMNS");
-  if (!parse_number(env, 1, kMaxCols, &cols)) cols = kPlainCols;
+  uint64_t cols = kPlainCols;
+  const char* env = getenv("COLUMNS");  // not a number, or out of range: 80
+  if (!env || config::parse_decimal(env, &cols) != 0 || cols < 1 || cols > kMaxCols)
+    cols = kPlainCols;
   return each_frame(path, o, std::move(snap), [&](const record::Snapshot& s, unsigned long i) {
     if (i > 0 && fputs("\n", stdout) < 0) return false;
     std::string frame =
@@ -348,67 +338,34 @@ int run_live(const std::string& path, const Options& o, record::Snapshot snap, H
 }  // namespace
 
 int cmd_heat(int argc, char** argv) {
-  static const struct option longs[] = {
-      {"table", required_argument, nullptr, 't'},  {"interval", required_argument, nullptr, 'i'},
-      {"count", required_argument, nullptr, 'c'},  {"buckets", required_argument, nullptr, 'b'},
-      {"socket", required_argument, nullptr, 's'}, {"no-color", no_argument, nullptr, 'n'},
-      {"job", required_argument, nullptr, 'j'},    {"json", no_argument, nullptr, 'J'},
-      {"help", no_argument, nullptr, 'h'},         {nullptr, 0, nullptr, 0}};
+  const cli::Command cmd("heat");
   Options o;
-  unsigned long v;
-  optind = 1;
-  for (int c; (c = getopt_long(argc, argv, "h", longs, nullptr)) != -1;) {
-    if (c == 't') {
-      o.table = optarg;
-    } else if (c == 'i') {
-      if (!parse_number(optarg, kMinIntervalMs, kMaxIntervalMs, &v))
-        return fprintf(stderr, "mtier heat: --interval wants milliseconds, %lu to %lu\n%s",
-                       kMinIntervalMs, kMaxIntervalMs, kTry),
-               2;
-      o.interval_ms = static_cast<unsigned>(v);
-    } else if (c == 'c') {
-      if (!parse_number(optarg, 1, 1ul << 32, &v))
-        return fprintf(stderr, "mtier heat: --count wants a number of frames, 1 or more\n%s", kTry),
-               2;
-      o.count = v;
-    } else if (c == 'b') {
-      if (!parse_number(optarg, 1, ipc::kMaxHeatBuckets, &v))
-        return fprintf(stderr, "mtier heat: --buckets wants 1 to %u\n%s", ipc::kMaxHeatBuckets,
-                       kTry),
-               2;
-      o.buckets = static_cast<unsigned>(v);
-    } else if (c == 's') {
-      o.socket = optarg;
-    } else if (c == 'n') {
-      o.color = false;
-    } else if (c == 'J') {
-      o.json = true;
-    } else if (c == 'j') {
-      if (!*optarg || strlen(optarg) > ipc::kMaxNameBytes)
-        return fprintf(stderr, "mtier heat: --job wants a name of 1 to %zu bytes\n%s",
-                       ipc::kMaxNameBytes, kTry),
-               2;
-      o.job = optarg;
-    } else if (c == 'h') {
-      return fputs(kUsage, stdout), 0;
-    } else {
-      return fputs(kTry, stderr), 2;
-    }
+  std::string table, socket;
+  uint64_t count = 0;
+  bool plain = false;  // --no-color
+  std::vector<std::string> operands;
+  cli::Parser p(cmd, [](FILE* out) { fputs(kUsage, out); });
+  p.text("--table", &table)
+      .count("--interval", &o.interval_ms, kMinIntervalMs, kMaxIntervalMs)
+      .count("--count", &count, 1, 1ull << 32)
+      .count("--buckets", &o.buckets, 1, ipc::kMaxHeatBuckets)
+      .text("--socket", &socket)
+      .flag("--no-color", &plain)
+      .flag("--json", &o.json)
+      .value("--job", cli::job_name(&o.job));
+  if (int rc = p.parse(argc, argv, &operands); rc >= 0) return rc;
+  if (operands.size() > 1) return cmd.usage_error("one PID at most ('" + operands[1] + "' is extra)");
+  if (!operands.empty()) {
+    long pid = 0;
+    std::string why;
+    if (cli::parse_pid("PID", operands[0], &pid, &why) < 0) return cmd.usage_error(why);
+    if (!o.job.empty()) return cmd.usage_error("give a PID or --job, not both");
+    o.pid = static_cast<int32_t>(pid);
   }
-  if (optind + 1 < argc) {
-    fprintf(stderr, "mtier heat: one PID at most ('%s' is extra)\n%s", argv[optind + 1], kTry);
-    return 2;
-  }
-  if (optind < argc) {
-    if (!parse_number(argv[optind], 1, 0x7fffffff, &v)) {
-      fprintf(stderr, "mtier heat: '%s' is not a process id\n%s", argv[optind], kTry);
-      return 2;
-    }
-    if (!o.job.empty())
-      return fprintf(stderr, "mtier heat: give a PID or --job, not both\n%s", kTry), 2;
-    o.pid = static_cast<int32_t>(v);
-  }
-  if (o.table && !*o.table) return fprintf(stderr, "mtier heat: --table wants a name\n%s", kTry), 2;
+  o.count = count;
+  o.color = !plain;
+  if (!table.empty()) o.table = table.c_str();
+  if (!socket.empty()) o.socket = socket.c_str();
   const char* no_color = getenv("NO_COLOR");
   if (no_color && *no_color) o.color = false;
 

@@ -3,13 +3,14 @@
 // run time. `set` checks the name and parameters here first, so a typo is
 // reported without a daemon; the daemon checks them again. --json prints
 // each answer as one JSON object.
-#include <getopt.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
+#include <string>
+#include <vector>
 
+#include "cli.h"
 #include "client/daemon_client.h"
 #include "commands.h"
 #include "policy/policy.h"
@@ -39,10 +40,7 @@ const char kUsage[] =
     "\n"
     "Exit status: 0; 1 when the daemon is not reachable or refuses; 2 usage.\n";
 
-int usage_error(const char* what) {
-  fprintf(stderr, "mtier policy: %s\nTry 'mtier policy --help'.\n", what);
-  return 2;
-}
+const cli::Command kCmd("policy");
 
 // {"policy":..., "params":{key: value...}, "params_text":...}: params_text
 // is a policy's KEY=VALUE words (Policy::params_text), values numbers.
@@ -90,14 +88,11 @@ int get(const std::string& path, bool as_json) {
   std::string why;
   if (daemon_request(path, ipc::Message{ipc::StatusRequest{0, ""}}, &reply, &why) < 0 ||
       (reply.status < 0 && reply.status != -ESRCH)) {
-    fprintf(stderr, "mtier policy: %s\n", why.empty() ? reply.message.c_str() : why.c_str());
-    return 1;
+    return kCmd.fail(why.empty() ? reply.message : why);
   }
   json::Json v;
-  if (json::parse(reply.message, &v, &why) < 0) {
-    fprintf(stderr, "mtier policy: mtierd's reply does not parse (%s)\n", why.c_str());
-    return 1;
-  }
+  if (json::parse(reply.message, &v, &why) < 0)
+    return kCmd.fail("mtierd's reply does not parse (" + why + ")");
   const json::Json& d = json::at(v, "daemon");
   if (as_json) return print_policy_json(json::str(d, "policy"), json::str(d, "policy_params"));
   printf("%s %s\n", json::str(d, "policy").c_str(), json::str(d, "policy_params").c_str());
@@ -107,19 +102,11 @@ int get(const std::string& path, bool as_json) {
 int set(const std::string& path, const std::string& name, const std::string& params, bool as_json) {
   std::unique_ptr<policy::Policy> p;
   std::string why;
-  if (policy::make_policy(name, params, &p, &why) < 0) {
-    fprintf(stderr, "mtier policy: %s\n", why.c_str());
-    return 1;
-  }
+  if (policy::make_policy(name, params, &p, &why) < 0) return kCmd.usage_error(why);
   ipc::Reply reply;
-  if (daemon_request(path, ipc::Message{ipc::PolicySet{name, params}}, &reply, &why) < 0) {
-    fprintf(stderr, "mtier policy: %s\n", why.c_str());
-    return 1;
-  }
-  if (reply.status < 0) {
-    fprintf(stderr, "mtier policy: mtierd refused: %s\n", reply.message.c_str());
-    return 1;
-  }
+  if (daemon_request(path, ipc::Message{ipc::PolicySet{name, params}}, &reply, &why) < 0)
+    return kCmd.fail(why);
+  if (reply.status < 0) return kCmd.fail("mtierd refused: " + reply.message);
   // mtierd made the policy from the same name and words with the same
   // make_policy: the one made here has its parameters, defaults filled in.
   if (as_json) return print_policy_json(p->name(), p->params_text());
@@ -130,35 +117,28 @@ int set(const std::string& path, const std::string& name, const std::string& par
 }  // namespace
 
 int cmd_policy(int argc, char** argv) {
-  static const struct option longs[] = {{"socket", required_argument, nullptr, 's'},
-                                        {"json", no_argument, nullptr, 'j'},
-                                        {"help", no_argument, nullptr, 'h'},
-                                        {nullptr, 0, nullptr, 0}};
-  const char* socket = nullptr;
+  std::string socket;
   bool as_json = false;
-  optind = 1;
-  // "+": options only before the subcommand's words would stop at NAME;
-  // permute instead, KEY=VALUE words never start with '-'.
-  for (int c; (c = getopt_long(argc, argv, "h", longs, nullptr)) != -1;) {
-    if (c == 's') socket = optarg;
-    else if (c == 'j') as_json = true;
-    else if (c == 'h') return fputs(kUsage, stdout), 0;
-    else return fputs("Try 'mtier policy --help'.\n", stderr), 2;
+  std::vector<std::string> words;  // the verb and its words; flags may come anywhere
+  cli::Parser p(kCmd, [](FILE* out) { fputs(kUsage, out); });
+  p.text("--socket", &socket).flag("--json", &as_json);
+  if (int rc = p.parse(argc, argv, &words); rc >= 0) return rc;
+  if (words.empty()) return kCmd.usage_error("list, get or set?");
+  const std::string& verb = words[0];
+  std::string path = daemon_socket_path(socket.empty() ? nullptr : socket.c_str());
+  if (verb == "list")
+    return words.size() == 1 ? list(as_json) : kCmd.usage_error("list takes no arguments");
+  if (verb == "get")
+    return words.size() == 1 ? get(path, as_json) : kCmd.usage_error("get takes no arguments");
+  if (verb != "set") return kCmd.usage_error("unknown subcommand '" + verb + "' (list, get or set)");
+  if (words.size() < 2) return kCmd.usage_error("set needs a policy name");
+  std::string params;
+  for (size_t i = 2; i < words.size(); i++) {
+    if (words[i].find('=') == std::string::npos)
+      return kCmd.usage_error("'" + words[i] + "' is not KEY=VALUE");
+    params += (params.empty() ? "" : " ") + words[i];
   }
-  if (optind >= argc) return usage_error("list, get or set?");
-  std::string verb = argv[optind++];
-  std::string path = daemon_socket_path(socket);
-  if (verb == "list") return optind == argc ? list(as_json) : usage_error("list takes no arguments");
-  if (verb == "get") return optind == argc ? get(path, as_json) : usage_error("get takes no arguments");
-  if (verb != "set") return usage_error(("unknown subcommand '" + verb + "'").c_str());
-  if (optind >= argc) return usage_error("set needs a policy name");
-  std::string name = argv[optind++], params;
-  for (; optind < argc; optind++) {
-    if (!strchr(argv[optind], '='))
-      return usage_error(("'" + std::string(argv[optind]) + "' is not KEY=VALUE").c_str());
-    params += (params.empty() ? "" : " ") + std::string(argv[optind]);
-  }
-  return set(path, name, params, as_json);
+  return set(path, words[1], params, as_json);
 }
 
 }  // namespace mtier::tools

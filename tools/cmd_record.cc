@@ -3,7 +3,6 @@
 // written to a recording (src/record/recording.h, docs/recording.md) for
 // `mtier report`. Either runs a command under mtier (as `mtier run` does)
 // and records it until it exits, or records a running process by pid.
-#include <getopt.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -18,6 +17,7 @@
 #include <cstring>
 #include <string>
 
+#include "cli.h"
 #include "client/daemon_client.h"
 #include "commands.h"
 #include "record/daemon_snapshot.h"
@@ -80,90 +80,37 @@ struct Args {
   unsigned buckets = 64;
   long pid = 0;
   std::string job;
-  const char* socket = nullptr;
+  const char* socket = nullptr;  // socket_text's, or nullptr
+  std::string socket_text;
   char** command = nullptr;  // nullptr-terminated, or nullptr
   bool quiet = false;        // no live line on a terminal
 };
 
-int usage_error(const std::string& what) {
-  fprintf(stderr, "mtier record: %s\nTry 'mtier record --help'.\n", what.c_str());
-  return 2;
-}
-
-bool parse_number(const char* s, double lo, double hi, double* out) {
-  char* end;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (errno || end == s || *end || !(v >= lo && v <= hi)) return false;
-  *out = v;
-  return true;
-}
+const cli::Command kCmd("record");
 
 int parse_args(int argc, char** argv, Args* a) {
-  static const struct option longs[] = {{"output", required_argument, nullptr, 'o'},
-                                        {"append", no_argument, nullptr, 'a'},
-                                        {"duration", required_argument, nullptr, 'd'},
-                                        {"interval", required_argument, nullptr, 'i'},
-                                        {"buckets", required_argument, nullptr, 'b'},
-                                        {"pid", required_argument, nullptr, 'p'},
-                                        {"job", required_argument, nullptr, 'j'},
-                                        {"socket", required_argument, nullptr, 's'},
-                                        {"quiet", no_argument, nullptr, 'q'},
-                                        {"help", no_argument, nullptr, 'h'},
-                                        {nullptr, 0, nullptr, 0}};
-  optind = 1;
-  double v;
-  // '+': stop at the first non-option, so COMMAND's own flags stay its own.
-  for (int c; (c = getopt_long(argc, argv, "+hqo:", longs, nullptr)) != -1;) {
-    switch (c) {
-      case 'o':
-        a->output = optarg;
-        break;
-      case 'a':
-        a->append = true;
-        break;
-      case 'd':
-        if (!parse_number(optarg, 0.001, 1e9, &v))
-          return usage_error("bad --duration '" + std::string(optarg) + "' (seconds, > 0)");
-        a->duration_s = v;
-        break;
-      case 'i':
-        if (!parse_number(optarg, 10, 3600000, &v))
-          return usage_error("bad --interval '" + std::string(optarg) +
-                             "' (milliseconds, 10..3600000)");
-        a->interval_ms = static_cast<unsigned>(v);
-        break;
-      case 'b':
-        if (!parse_number(optarg, 1, 4096, &v) || v != static_cast<unsigned>(v))
-          return usage_error("bad --buckets '" + std::string(optarg) + "' (1..4096)");
-        a->buckets = static_cast<unsigned>(v);
-        break;
-      case 'p':
-        if (!parse_number(optarg, 1, INT_MAX, &v) || v != static_cast<long>(v))
-          return usage_error("'" + std::string(optarg) + "' is not a process id");
-        a->pid = static_cast<long>(v);
-        break;
-      case 'j':
-        if (!*optarg || strlen(optarg) > ipc::kMaxNameBytes)
-          return usage_error("a job name is 1 to " + std::to_string(ipc::kMaxNameBytes) + " bytes");
-        a->job = optarg;
-        break;
-      case 's':
-        a->socket = optarg;
-        break;
-      case 'q':
-        a->quiet = true;
-        break;
-      case 'h':
-        return fputs(kUsage, stdout), 0;
-      default:
-        return usage_error("unknown option");
-    }
-  }
-  if (optind < argc) a->command = argv + optind;
+  std::string socket;
+  cli::Parser p(kCmd, [](FILE* out) { fputs(kUsage, out); });
+  p.text("-o, --output", &a->output)
+      .flag("--append", &a->append)
+      .number("--duration", &a->duration_s, 0.001, 1e9, "seconds")
+      .count("--interval", &a->interval_ms, 10, 3600000)
+      .count("--buckets", &a->buckets, 1, 4096)
+      .value("--pid",
+             [a](const std::string& flag, const std::string& v) {
+               std::string why;
+               return cli::parse_pid(flag, v, &a->pid, &why) == 0 ? std::string() : why;
+             })
+      .value("--job", cli::job_name(&a->job))
+      .text("--socket", &a->socket_text)
+      .flag("-q, --quiet", &a->quiet);
+  // The first operand ends the flags, so COMMAND's own flags stay its own.
+  int first = argc;
+  if (int rc = p.parse_until_operand(argc, argv, &first); rc >= 0) return rc;
+  if (first < argc) a->command = argv + first;
+  if (!a->socket_text.empty()) a->socket = a->socket_text.c_str();
   if ((a->command != nullptr) + (a->pid != 0) + !a->job.empty() != 1)
-    return usage_error("give one of -- COMMAND, --pid PID and --job NAME");
-  if (a->output.empty()) return usage_error("the output file name is empty");
+    return kCmd.usage_error("give one of -- COMMAND, --pid PID and --job NAME");
   return -1;  // go on
 }
 

@@ -1,7 +1,6 @@
 // mtier report heatmap|wss|tables|migrations FILE: what a recording of
 // `mtier record` says, as text, JSON or CSV on stdout, or as a chart
 // (--output x.png | x.svg | x.pdf) drawn through cairo (src/plot/).
-#include <getopt.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -9,7 +8,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
+#include "cli.h"
 #include "commands.h"
 #include "plot/heatmap_chart.h"
 #include "plot/line_chart.h"
@@ -51,10 +52,7 @@ const char kUsage[] =
     "recording, an unknown table or pid, an image that cannot be written;\n"
     "2 for usage errors. The file format: docs/recording.md.\n";
 
-int usage_error(const std::string& what) {
-  fprintf(stderr, "mtier report: %s\nTry 'mtier report --help'.\n", what.c_str());
-  return 2;
-}
+const cli::Command kCmd("report");
 
 using TextReport = int (*)(const record::Recording&, const record::ReportOptions&, record::Format,
                            std::string*, std::string*);
@@ -89,93 +87,58 @@ int draw(const Kind& kind, const record::Recording& r, const record::ReportOptio
 }  // namespace
 
 int cmd_report(int argc, char** argv) {
-  static const struct option longs[] = {
-      {"json", no_argument, nullptr, 'j'},         {"csv", no_argument, nullptr, 'c'},
-      {"output", required_argument, nullptr, 'o'}, {"table", required_argument, nullptr, 't'},
-      {"pid", required_argument, nullptr, 'p'},    {"cols", required_argument, nullptr, 'n'},
-      {"color", no_argument, nullptr, 'C'},        {"no-color", no_argument, nullptr, 'N'},
-      {"help", no_argument, nullptr, 'h'},         {nullptr, 0, nullptr, 0}};
   record::Format format = record::Format::kText;
   int formats = 0;
   std::string output;
   record::ReportOptions o;
   int color = -1;  // -1: when stdout is a terminal
-  optind = 1;
-  for (int c; (c = getopt_long(argc, argv, "ho:", longs, nullptr)) != -1;) {
-    char* end = nullptr;
-    switch (c) {
-      case 'j':
-        format = record::Format::kJson, formats++;
-        break;
-      case 'c':
-        format = record::Format::kCsv, formats++;
-        break;
-      case 'o':
-        output = optarg, formats++;
-        break;
-      case 't':
-        o.table = optarg;
-        break;
-      case 'p': {
-        long v = strtol(optarg, &end, 10);
-        if (*end || v <= 0 || v > 0x7fffffff)
-          return usage_error("'" + std::string(optarg) + "' is not a process id");
-        o.pid = static_cast<int32_t>(v);
-        break;
-      }
-      case 'n': {
-        long v = strtol(optarg, &end, 10);
-        if (*end || v < 1 || v > 10000) return usage_error("bad --cols (1..10000)");
-        o.time_cols = static_cast<unsigned>(v);
-        break;
-      }
-      case 'C':
-        color = 1;
-        break;
-      case 'N':
-        color = 0;
-        break;
-      case 'h':
-        return fputs(kUsage, stdout), 0;
-      default:
-        return usage_error("unknown option");
-    }
-  }
-  if (argc - optind != 2) return usage_error("give a report and a recording");
+  long pid = 0;
+  std::vector<std::string> operands;
+  cli::Parser p(kCmd, [](FILE* out) { fputs(kUsage, out); });
+  p.flag("--json", [&] { format = record::Format::kJson, formats++; })
+      .flag("--csv", [&] { format = record::Format::kCsv, formats++; })
+      .value("-o, --output",
+             [&](const std::string& flag, const std::string& v) {
+               plot::ChartFormat chart_format;
+               std::string bad;
+               if (plot::chart_format(v, &chart_format, &bad) < 0) return flag + " " + bad;
+               output = v, formats++;
+               return std::string();
+             })
+      .text("--table", &o.table)
+      .value("--pid",
+             [&](const std::string& flag, const std::string& v) {
+               std::string why;
+               return cli::parse_pid(flag, v, &pid, &why) == 0 ? std::string() : why;
+             })
+      .count("--cols", &o.time_cols, 1, 10000)
+      .flag("--color", [&] { color = 1; })
+      .flag("--no-color", [&] { color = 0; });
+  if (int rc = p.parse(argc, argv, &operands); rc >= 0) return rc;
+  o.pid = static_cast<int32_t>(pid);
+  if (operands.size() != 2) return kCmd.usage_error("give a report and a recording");
   const Kind* kind = nullptr;
   for (const Kind& k : kKinds)
-    if (!strcmp(argv[optind], k.name)) kind = &k;
+    if (operands[0] == k.name) kind = &k;
   if (!kind)
-    return usage_error("unknown report '" + std::string(argv[optind]) +
-                       "' (heatmap, wss, tables, migrations)");
-  if (formats > 1) return usage_error("give one of --json, --csv and --output");
-  plot::ChartFormat chart_format;
-  if (std::string bad; !output.empty() && plot::chart_format(output, &chart_format, &bad) < 0)
-    return usage_error("--output " + bad);
+    return kCmd.usage_error("unknown report '" + operands[0] +
+                            "' (heatmap, wss, tables, migrations)");
+  if (formats > 1) return kCmd.usage_error("give one of --json, --csv and --output");
   o.color = color < 0 ? isatty(STDOUT_FILENO) && format == record::Format::kText : color == 1;
 
-  std::string path = argv[optind + 1], why;
+  std::string path = operands[1], why;
   record::Recording rec;
-  if (record::read_recording(path, &rec, &why) < 0) {
-    fprintf(stderr, "mtier report: %s\n", why.c_str());
-    return 1;
-  }
+  if (record::read_recording(path, &rec, &why) < 0) return kCmd.fail(why);
   if (rec.truncated)
-    fprintf(stderr, "mtier report: warning: %s: %s; reporting the %zu complete snapshots\n",
-            path.c_str(), rec.tail_problem.c_str(), rec.snapshots.size());
+    kCmd.say("warning: " + path + ": " + rec.tail_problem + "; reporting the " +
+             std::to_string(rec.snapshots.size()) + " complete snapshots");
   if (!output.empty()) {
-    if (draw(*kind, rec, o, output, &why) < 0) {
-      fprintf(stderr, "mtier report: %s\n", why.c_str());
-      return 1;
-    }
-    fprintf(stderr, "mtier report: wrote %s\n", output.c_str());
+    if (draw(*kind, rec, o, output, &why) < 0) return kCmd.fail(why);
+    kCmd.say("wrote " + output);
     return 0;
   }
   std::string out;
-  if (kind->text(rec, o, format, &out, &why) < 0) {
-    fprintf(stderr, "mtier report: %s\n", why.c_str());
-    return 1;
-  }
+  if (kind->text(rec, o, format, &out, &why) < 0) return kCmd.fail(why);
   return fwrite(out.data(), 1, out.size(), stdout) == out.size() ? 0 : 1;
 }
 

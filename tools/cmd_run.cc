@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "cli.h"
 #include "commands.h"
 #include "config/options.h"
 
@@ -30,17 +31,8 @@ struct RunArgs {
   bool dry_run = false;
   std::string lookahead;  // MTIER_LOOKAHEAD for the torch integration ("": its default)
   bool torch = true;      // false: MTIER_TORCH=0
+  int report = -1;        // the start line and summary: 1 --stats or -v, 0 -q, -1 on a terminal
   char** program = nullptr;  // PROGRAM [ARGS...], nullptr-terminated (argv's tail)
-};
-
-// The flags that set one option each, and that option.
-struct ValueFlag {
-  const char* flag;
-  const char* option;
-};
-constexpr ValueFlag kValueFlags[] = {
-    {"--dram", "dram_bytes"},   {"--store", "store_path"},   {"--store-bytes", "store_bytes"},
-    {"--pmem", "pmem_path"},    {"--min-bytes", "min_bytes"}, {"--names", "names"},
 };
 
 void run_help(FILE* out) {
@@ -49,7 +41,12 @@ void run_help(FILE* out) {
           "Runs PROGRAM with libmtier.so preloaded: its allocations of at least\n"
           "min_bytes become tables managed by mtier. The options below become MTIER_*\n"
           "variables (see mtier.conf(5)); mtier run then executes PROGRAM, so its exit\n"
-          "status is PROGRAM's (127: not found, 126: cannot be executed).\n\n"
+          "status is PROGRAM's (127: not found, 126: cannot be executed).\n"
+          "On a terminal, mtier says in one line at start what it manages the tables\n"
+          "with (the DRAM budget and where it came from, the store file, its size and\n"
+          "place, the tiers, mtierd or not, the lookahead) and at exit sums up the run\n"
+          "(elapsed time, faults, bytes fetched and evicted, peak DRAM, hit ratio,\n"
+          "lookahead hits); -q says neither, -v adds the options.\n\n"
           "  --dram SIZE|PCT%%    DRAM budget (MTIER_DRAM_BYTES)\n"
           "  --store PATH        file store: a file or a directory (MTIER_STORE_PATH)\n"
           "  --store-bytes SIZE  file store capacity (MTIER_STORE_BYTES)\n"
@@ -63,25 +60,26 @@ void run_help(FILE* out) {
           "                      to the lookahead, 0..64 (MTIER_LOOKAHEAD; default 1;\n"
           "                      0: only each embedding op's own ids)\n"
           "  --no-torch          no PyTorch integration (MTIER_TORCH=0)\n"
-          "  --stats             print a summary at exit (MTIER_STATS=1)\n"
-          "  -v, --verbose       print the options in effect at start (MTIER_VERBOSE=1)\n"
+          "  --strict            an engine that cannot start (no userfaultfd permission,\n"
+          "                      a store that cannot be opened) ends the program with\n"
+          "                      exit status 2 and the reason, instead of an unmanaged\n"
+          "                      run (MTIER_STRICT=1)\n"
+          "  --stats             the start line and the summary at exit, terminal or not\n"
+          "                      (MTIER_STATS=1)\n"
+          "  -q, --quiet         neither (MTIER_STATS=0); warnings and errors still show\n"
+          "  -v, --verbose       also the options in effect and where each came from, and\n"
+          "                      the engine's full start line (MTIER_VERBOSE=1)\n"
           "  --dry-run           print the variables and the command, run nothing\n"
           "  -h, --help          this help\n\n"
           "libmtier.so is $MTIER_LIBRARY if set, else found next to this program\n"
           "(../lib, or the build tree's lib/.libs), else in %s.\n"
           "A Python program also gets mtier's directory first on PYTHONPATH: its\n"
           "sitecustomize hands an unmodified PyTorch trainer's embedding ids and\n"
-          "next batches to the lookahead (see mtier(1), \"PyTorch\").\n",
+          "next batches to the lookahead (see mtier-run(1), \"PyTorch\").\n",
           MTIER_LIBDIR);
 }
 
 // ---- Options -------------------------------------------------------------
-
-bool is_option(const std::string& name) {
-  for (const OptionInfo& o : option_table())
-    if (name == o.name) return true;
-  return false;
-}
 
 std::string variable_of(const std::string& option) {
   std::string var = "MTIER_";
@@ -89,131 +87,86 @@ std::string variable_of(const std::string& option) {
   return var;
 }
 
-// Checks NAME=VALUE of -o and appends it. Returns 0, or -1 after printing why.
-int add_o_option(const std::string& text, RunArgs* a) {
-  size_t eq = text.find('=');
-  if (eq == std::string::npos || eq == 0) {
-    fprintf(stderr, "mtier run: -o '%s': expected NAME=VALUE\n", text.c_str());
-    return -1;
-  }
-  std::string name = text.substr(0, eq);
-  for (char& c : name) c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
-  if (!is_option(name)) {
-    std::string why;  // the library's "unknown option" message, with its "did you mean"
-    if (OptionSet().set(name, text.substr(eq + 1), OptionSource::kApi, &why) != 0)
-      fprintf(stderr, "mtier run: -o: %s (see mtier.conf(5))\n", why.c_str());
-    return -1;
-  }
-  a->options.emplace_back(name, text.substr(eq + 1));
-  return 0;
+const cli::Command kCmd("run");
+
+// A flag that sets one runtime option: its value is checked with that
+// option's parser (mtier.conf(5)), the message naming the flag.
+cli::Handler option_flag(const char* option, RunArgs* a) {
+  return [option, a](const std::string& flag, const std::string& value) {
+    const config::Table& table = runtime_option_table();
+    config::Value parsed;
+    std::string why;
+    int i = table.find(option);
+    if (table.parse_value(static_cast<size_t>(i), value, flag, &parsed, &why) != 0) return why;
+    a->options.emplace_back(option, value);
+    return std::string();
+  };
+}
+
+// -o NAME=VALUE: any runtime option, checked as the flags are.
+cli::Handler any_option(RunArgs* a) {
+  return [a](const std::string& flag, const std::string& text) {
+    size_t eq = text.find('=');
+    if (eq == std::string::npos || eq == 0) return cli::bad_value(flag, text, "is not NAME=VALUE");
+    std::string name = text.substr(0, eq);
+    for (char& c : name) c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
+    const config::Table& table = runtime_option_table();
+    if (table.find(name) < 0) return flag + ": " + table.unknown_option(name) + " (see mtier.conf(5))";
+    return option_flag(table[static_cast<size_t>(table.find(name))].name, a)(flag + " " + name,
+                                                                            text.substr(eq + 1));
+  };
 }
 
 // Checks the options' values together, as the program's MTIER_* variables
-// (cross-option rules included), and --config. Returns 0, or -1 after
-// printing one line that names the variable or file.
+// (the rules across options), and --config. Returns 0, or 2 after saying
+// what is wrong.
 int check_options(const RunArgs& a) {
-  std::vector<std::string> vars;
-  for (const auto& [name, value] : a.options) vars.push_back(variable_of(name) + "=" + value);
-  std::vector<char*> envp;
-  for (std::string& v : vars) envp.push_back(v.data());
-  envp.push_back(nullptr);
+  OptionSet set;
   std::string why;
-  if (OptionSet().load_env(envp.data(), &why) != 0) {
-    fprintf(stderr, "mtier run: %s\n", why.c_str());
-    return -1;
-  }
-  if (!a.config.empty() &&
-      OptionSet().load_file(a.config, OptionSource::kConf, true, &why) != 0) {
-    fprintf(stderr, "mtier run: --config: %s\n", why.c_str());
-    return -1;
-  }
+  for (const auto& [name, value] : a.options)
+    if (set.set(name, value, OptionSource::kApi, &why) != 0) {
+      // The rules across options name where each came from: here, what was typed.
+      for (size_t at; (at = why.find("(API)")) != std::string::npos;) why.replace(at, 5, "(given)");
+      return kCmd.usage_error(why);
+    }
+  if (!a.config.empty() && OptionSet().load_file(a.config, OptionSource::kConf, true, &why) != 0)
+    return kCmd.usage_error("--config " + why);
   return 0;
 }
 
-// ---- Command line ----------------------------------------------------------
-
-// Applies flag (with its value, if it takes one) to *a. Returns 0, or -1
-// after printing why.
-int apply_flag(const std::string& flag, const std::string& value, RunArgs* a) {
-  if (flag == "-o") return add_o_option(value, a);
-  if (flag == "--config") {
-    a->config = value;
-    return 0;
-  }
-  if (flag == "--lookahead") {
-    char* end = nullptr;
-    errno = 0;
-    long k = strtol(value.c_str(), &end, 10);
-    if (value.empty() || *end || errno || k < 0 || k > 64) {
-      fprintf(stderr, "mtier run: --lookahead '%s': want a number of batches, 0 to 64\n",
-              value.c_str());
-      return -1;
-    }
-    a->lookahead = std::to_string(k);
-    return 0;
-  }
-  for (const ValueFlag& f : kValueFlags)
-    if (flag == f.flag) {
-      a->options.emplace_back(f.option, value);
-      return 0;
-    }
-  fprintf(stderr, "mtier run: unknown option '%s' (see mtier run --help)\n", flag.c_str());
-  return -1;
-}
-
-// Applies a flag without a value. Returns 1 if `flag` is one, 0 if not.
-int apply_switch(const std::string& flag, RunArgs* a) {
-  if (flag == "--help" || flag == "-h") {
-    run_help(stdout);
-    exit(0);
-  }
-  if (flag == "--dry-run") a->dry_run = true;
-  else if (flag == "--stats") a->options.emplace_back("stats", "1");
-  else if (flag == "--no-torch") a->torch = false;
-  else if (flag == "-v" || flag == "--verbose") a->options.emplace_back("verbose", "1");
-  else return 0;
-  return 1;
-}
-
-// Parses the flag at argv[*i] ("--flag value", "--flag=value" or a switch);
-// advances *i past a separate value. Returns 0, or -1 after printing why.
-int parse_flag(int argc, char** argv, int* i, RunArgs* a) {
-  std::string flag = argv[*i];
-  size_t eq = flag.find('=');
-  bool inline_value = flag.starts_with("--") && eq != std::string::npos;
-  std::string value = inline_value ? flag.substr(eq + 1) : "";
-  if (inline_value) flag.resize(eq);
-  if (apply_switch(flag, a)) {
-    if (!inline_value) return 0;
-    fprintf(stderr, "mtier run: %s takes no value\n", flag.c_str());
-    return -1;
-  }
-  if (!inline_value && *i + 1 >= argc) {
-    fprintf(stderr, "mtier run: %s needs a value (see mtier run --help)\n", flag.c_str());
-    return -1;
-  }
-  return apply_flag(flag, inline_value ? value : argv[++*i], a);
-}
-
-// Flags up to the first non-flag argument or "--"; the rest is the program.
-// Returns 0, or -1 after printing why.
+// Flags up to the first operand or "--"; the rest is the program.
+// Returns -1 to go on, else the exit status.
 int parse_args(int argc, char** argv, RunArgs* a) {
-  int i = 1;
-  for (; i < argc; i++) {
-    if (!strcmp(argv[i], "--")) {
-      i++;
-      break;
-    }
-    if (argv[i][0] != '-' || !strcmp(argv[i], "-")) break;
-    if (parse_flag(argc, argv, &i, a) != 0) return -1;
-  }
-  if (i >= argc) {
-    fprintf(stderr, "mtier run: no program given (usage: mtier run [OPTIONS] [--] PROGRAM "
-                    "[ARGS...])\n");
-    return -1;
-  }
-  a->program = argv + i;
-  return 0;
+  uint64_t lookahead = UINT64_MAX;  // not given
+  bool quiet = false, stats = false, verbose = false;
+  cli::Parser p(kCmd, run_help);
+  p.value("--dram", option_flag("dram_bytes", a))
+      .value("--store", option_flag("store_path", a))
+      .value("--store-bytes", option_flag("store_bytes", a))
+      .value("--pmem", option_flag("pmem_path", a))
+      .value("--min-bytes", option_flag("min_bytes", a))
+      .value("--names", option_flag("names", a))
+      .value("-o", any_option(a))
+      .text("--config", &a->config)
+      .count("--lookahead", &lookahead, 0, 64)
+      .flag("--no-torch", [a] { a->torch = false; })
+      .flag("--strict", [a] { a->options.emplace_back("strict", "1"); })
+      .flag("--stats", &stats)
+      .flag("-q, --quiet", &quiet)
+      .flag("-v, --verbose", &verbose)
+      .flag("--dry-run", &a->dry_run);
+  int first = argc;
+  if (int rc = p.parse_until_operand(argc, argv, &first); rc >= 0) return rc;
+  if (lookahead != UINT64_MAX) a->lookahead = std::to_string(lookahead);
+  if (quiet && (stats || verbose)) return kCmd.usage_error("give -q or --stats/-v, not both");
+  if (quiet) a->report = 0;
+  if (stats || verbose) a->report = 1;
+  if (stats) a->options.emplace(a->options.begin(), "stats", "1");
+  if (verbose) a->options.emplace(a->options.begin(), "verbose", "1");
+  if (first >= argc)
+    return kCmd.usage_error("no program given (usage: mtier run [OPTIONS] [--] PROGRAM [ARGS...])");
+  a->program = argv + first;
+  return -1;
 }
 
 // ---- Finding libmtier.so ---------------------------------------------------
@@ -353,6 +306,12 @@ std::vector<Assignment> program_env(const RunArgs& a, const std::string& lib) {
   else if (std::string site = python_site_dir(lib); !site.empty())
     assign(&env, "PYTHONPATH", python_path(site, getenv("PYTHONPATH")));
   if (!a.lookahead.empty()) assign(&env, "MTIER_LOOKAHEAD", a.lookahead);
+  // The start line and the summary: -q none; on a terminal, unless the
+  // environment says otherwise; an -o stats= given below wins.
+  if (a.report == 0) assign(&env, "MTIER_STATS", "0");
+  if (a.report == 0) assign(&env, "MTIER_VERBOSE", "0");
+  if (a.report < 0 && isatty(STDERR_FILENO) && !getenv("MTIER_STATS"))
+    assign(&env, "MTIER_STATS", "1");
   for (const auto& [name, value] : a.options) assign(&env, variable_of(name), value);
   return env;
 }
@@ -382,8 +341,7 @@ int print_dry_run(const std::vector<Assignment>& env, char** program) {
 int exec_program(const std::vector<Assignment>& env, char** program) {
   for (const auto& [var, value] : env)
     if (setenv(var.c_str(), value.c_str(), 1) != 0) {
-      fprintf(stderr, "mtier run: cannot set %s: %s\n", var.c_str(), strerror(errno));
-      return 1;
+      return kCmd.fail("cannot set " + var + ": " + strerror(errno));
     }
   unsetenv("MTIER_LIBRARY");
   fflush(nullptr);
@@ -399,7 +357,8 @@ int exec_program(const std::vector<Assignment>& env, char** program) {
 
 int cmd_run(int argc, char** argv) {
   RunArgs args;
-  if (parse_args(argc, argv, &args) != 0 || check_options(args) != 0) return 2;
+  if (int rc = parse_args(argc, argv, &args); rc >= 0) return rc;
+  if (int rc = check_options(args); rc != 0) return rc;
   std::string lib;
   if (find_library(&lib) != 0) return 1;
   std::vector<Assignment> env = program_env(args, lib);

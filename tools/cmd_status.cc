@@ -2,13 +2,14 @@
 // and heat sources, and each registered process's budget, residency per tier
 // and tables. The daemon answers with JSON (docs/protocol.md); --json prints
 // it as it came, otherwise it is laid out as text.
-#include <getopt.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
+#include <string>
+#include <vector>
 
+#include "cli.h"
 #include "client/daemon_client.h"
 #include "commands.h"
 #include "util/json.h"
@@ -46,7 +47,7 @@ double mib(double pages_or_bytes, double unit) { return pages_or_bytes * unit / 
 // Pages per second of a table's moves, summed over the kinds named.
 double rate(const json::Json& t, std::initializer_list<const char*> kinds) {
   double sum = 0;
-  for (const char* k : kinds) sum += json::num(json::at(t, "moves_per_s"), k);
+  for (const char* k : kinds) sum += json::num(json::at(t, "moves_per_second"), k);
   return sum;
 }
 
@@ -63,7 +64,7 @@ void print_tiers(const json::Json& v) {
       snprintf(budget, sizeof budget, "%.1f", mib(json::num(t, "budget_bytes"), 1));
     printf("%-6s %-12s %-6s %10s %10s %10.1f %10.2f %10.2f\n", json::str(t, "name").c_str(),
            json::str(t, "kind").c_str(), nodes.c_str(), cap, budget, mib(json::num(t, "used_bytes"), 1),
-           mib(json::num(t, "in_bytes_per_s"), 1), mib(json::num(t, "out_bytes_per_s"), 1));
+           mib(json::num(t, "in_bytes_per_second"), 1), mib(json::num(t, "out_bytes_per_second"), 1));
   }
 }
 
@@ -79,8 +80,8 @@ void print_text(const json::Json& v) {
     printf("node DRAM budget: %.1f MiB, shared by weight\n", mib(json::num(d, "dram_bytes"), 1));
   else
     printf("node DRAM budget: none (each process keeps its own)\n");
-  if (json::num(d, "migrate_rate") > 0)
-    printf("migration limit: %.0f MiB/s\n", mib(json::num(d, "migrate_rate"), 1));
+  if (json::num(d, "migrate_bytes_per_second") > 0)
+    printf("migration limit: %.0f MiB/s\n", mib(json::num(d, "migrate_bytes_per_second"), 1));
   else
     printf("migration limit: none\n");
   printf("\n");
@@ -109,7 +110,7 @@ void print_text(const json::Json& v) {
     if (json::num(p, "dram_assigned_bytes") > 0)
       printf(" (assigned %.1f MiB)", mib(json::num(p, "dram_assigned_bytes"), 1));
     printf(", slow tier %.1f MiB; %.0f faults/s; %.0f samples, %.0f orders\n",
-           mib(json::num(p, "slow_resident_bytes"), 1), json::num(p, "faults_per_s"), json::num(p, "samples"),
+           mib(json::num(p, "slow_resident_bytes"), 1), json::num(p, "faults_per_second"), json::num(p, "samples"),
            json::num(p, "orders_sent"));
     if (json::num(p, "prefetch_pages") > 0)
       printf("  lookahead: %.0f pages named, %.0f read ahead (%.0f late: the access came first), "
@@ -136,63 +137,28 @@ void print_text(const json::Json& v) {
 }  // namespace
 
 int cmd_status(int argc, char** argv) {
-  static const struct option longs[] = {{"json", no_argument, nullptr, 'j'},
-                                        {"job", required_argument, nullptr, 'J'},
-                                        {"socket", required_argument, nullptr, 's'},
-                                        {"help", no_argument, nullptr, 'h'},
-                                        {nullptr, 0, nullptr, 0}};
+  cli::Command cmd("status");
   bool as_json = false;
-  const char* socket = nullptr;
-  std::string job;
-  optind = 1;
-  for (int c; (c = getopt_long(argc, argv, "h", longs, nullptr)) != -1;) {
-    if (c == 'j')
-      as_json = true;
-    else if (c == 's')
-      socket = optarg;
-    else if (c == 'J' && *optarg)
-      job = optarg;
-    else if (c == 'J')
-      return fputs("mtier status: --job wants a name\nTry 'mtier status --help'.\n", stderr), 2;
-    else if (c == 'h')
-      return fputs(kUsage, stdout), 0;
-    else
-      return fputs("Try 'mtier status --help'.\n", stderr), 2;
-  }
-  unsigned long pid = 0;
-  if (optind < argc) {
-    char* end;
-    pid = strtoul(argv[optind], &end, 10);
-    if (*end || pid == 0 || pid > 0x7fffffff || optind + 1 < argc) {
-      fprintf(stderr, "mtier status: '%s' is not a process id\nTry 'mtier status --help'.\n",
-              argv[optind]);
-      return 2;
-    }
-  }
-  ipc::Reply reply;
+  std::string socket, job;
+  std::vector<std::string> operands;
+  cli::Parser p(cmd, [](FILE* out) { fputs(kUsage, out); });
+  p.flag("--json", &as_json).text("--socket", &socket).value("--job", cli::job_name(&job));
+  if (int rc = p.parse(argc, argv, &operands); rc >= 0) return rc;
+  long pid = 0;
   std::string why;
-  std::string path = daemon_socket_path(socket);
-  if (pid && !job.empty())
-    return fputs("mtier status: give a PID or --job, not both\nTry 'mtier status --help'.\n",
-                 stderr),
-           2;
-  if (job.size() > ipc::kMaxNameBytes)
-    return fprintf(stderr, "mtier status: a job name is at most %zu bytes\n", ipc::kMaxNameBytes), 2;
+  if (operands.size() > 1) return cmd.usage_error("one PID at most ('" + operands[1] + "' is extra)");
+  if (!operands.empty() && cli::parse_pid("PID", operands[0], &pid, &why) < 0)
+    return cmd.usage_error(why);
+  if (pid && !job.empty()) return cmd.usage_error("give a PID or --job, not both");
+  ipc::Reply reply;
+  std::string path = daemon_socket_path(socket.empty() ? nullptr : socket.c_str());
   ipc::StatusRequest req{static_cast<uint32_t>(pid), job};
-  if (daemon_request(path, ipc::Message{req}, &reply, &why) < 0) {
-    fprintf(stderr, "mtier status: %s\n", why.c_str());
-    return 1;
-  }
-  if (reply.status < 0) {
-    fprintf(stderr, "mtier status: %s\n", reply.message.c_str());
-    return 1;
-  }
+  if (daemon_request(path, ipc::Message{req}, &reply, &why) < 0) return cmd.fail(why);
+  if (reply.status < 0) return cmd.fail(reply.message);
   if (as_json) return printf("%s\n", reply.message.c_str()) < 0;
   json::Json v;
-  if (json::parse(reply.message, &v, &why) < 0) {
-    fprintf(stderr, "mtier status: mtierd's reply does not parse (%s)\n", why.c_str());
-    return 1;
-  }
+  if (json::parse(reply.message, &v, &why) < 0)
+    return cmd.fail("mtierd's reply does not parse (" + why + ")");
   print_text(v);
   return 0;
 }

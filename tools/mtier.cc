@@ -59,6 +59,6 @@ int main(int argc, char** argv) {
   }
   for (const Command& c : kCommands)
     if (!strcmp(argv[1], c.name)) return c.run(argc - 1, argv + 1);
-  fprintf(stderr, "mtier: unknown command '%s' (try mtier --help)\n", argv[1]);
+  fprintf(stderr, "mtier: unknown command '%s'\nTry 'mtier --help'.\n", argv[1]);
   return 2;
 }

@@ -133,7 +133,12 @@ constexpr Def kDefs[] = {
     {{"daemon_weight", T::kUnsigned, "1", 1, 1000, false,
       "this process's weight in the daemon's share of a node DRAM budget"},
      &Options::daemon_weight},
-    {{"stats", T::kBool, "false", 0, 1, false, "print a summary at exit (tables, residency, faults)"},
+    {{"strict", T::kBool, "false", 0, 1, false,
+      "an engine that cannot start ends the program (exit status 2, the reason said) "
+      "instead of running it with plain allocation"},
+     &Options::strict},
+    {{"stats", T::kBool, "false", 0, 1, false,
+      "print a start line and a summary at exit (tables, residency, faults)"},
      &Options::stats},
     {{"verbose", T::kBool, "false", 0, 1, false,
       "print the options in effect at start and a summary at exit"},

@@ -55,7 +55,8 @@ struct Options {
   std::string exclude_sizes;        // preload: size ranges never managed
   std::string daemon_socket = "/run/mtier/mtierd.sock";  // "none": do not register
   unsigned daemon_weight = 1;       // share of a node budget, relative to other processes
-  bool stats = false;               // print a summary at exit
+  bool strict = false;              // an engine that cannot start ends the program (exit 2)
+  bool stats = false;               // print a start line and a summary at exit
   bool verbose = false;             // print options in effect and an exit summary
 };
 

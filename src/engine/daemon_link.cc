@@ -42,6 +42,11 @@ DaemonLink::~DaemonLink() { stop(); }
 int DaemonLink::start() {
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wake_fd_ < 0) return -errno;
+  // The first try before the thread, quietly: the engine's start line,
+  // written after it, says how it went.
+  first_try_ = true;
+  try_register();
+  first_try_ = false;
   running_ = true;
   int rc = start_runtime_thread(&thread_, "daemon link", "the daemon's policy no longer applies",
                                 [this] { run(); });
@@ -78,7 +83,7 @@ std::string DaemonLink::state() const {
 }
 
 void DaemonLink::run() {
-  auto next_try = std::chrono::steady_clock::now();
+  auto next_try = std::chrono::steady_clock::now() + kRetry;  // start() tried once
   while (running_.load(std::memory_order_acquire)) {
     if (fd_ < 0 && std::chrono::steady_clock::now() >= next_try) {
       try_register();
@@ -110,9 +115,11 @@ void DaemonLink::try_register() {
   if (fd < 0) {
     if (!absent_said_) {
       // An absent daemon is the normal case without one: said with verbose
-      // only, unless one was registered before (then it went away: warned).
-      MTIER_LOG_INFO("no daemon at %s (%s): local policy (CLOCK); registering when it starts",
-                     path_.c_str(), strerror(-fd));
+      // only (at start by the start line), unless one was registered before
+      // (then it went away: warned).
+      if (!first_try_)
+        MTIER_LOG_INFO("no daemon at %s (%s): local policy (CLOCK); registering when it starts",
+                       path_.c_str(), strerror(-fd));
       absent_said_ = true;
     }
     return;
@@ -137,7 +144,7 @@ void DaemonLink::try_register() {
   std::string line = state();
   static const std::string kSaid = "registered with mtierd";
   if (ever_registered_) line.replace(0, kSaid.size(), kSaid + " again");
-  MTIER_LOG_NOTICE("%s", line.c_str());
+  if (!first_try_) MTIER_LOG_NOTICE("%s", line.c_str());
   ever_registered_ = true;
 }
 

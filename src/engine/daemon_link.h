@@ -7,8 +7,9 @@
 // for the engine's other threads, the local policy (CLOCK) runs whenever no
 // daemon is registered, and a daemon that is absent, killed or restarted is
 // retried every second and registered with again when it comes back. Each
-// change of state is said once on stderr (an absent daemon at start only
-// with verbose): "registered with mtierd", "mtierd went away ...".
+// change of state is said once on stderr: "mtierd went away ...",
+// "registered with mtierd again"; the first try, made in start(), is said
+// by the engine's start line (describe(), start_line()).
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -73,6 +74,7 @@ class DaemonLink {
   std::atomic<int> fd_state_{kNone};
   std::atomic<bool> tables_dirty_{true};
   bool ever_registered_ = false;
+  bool first_try_ = false;  // in start(): the start line says the outcome
   bool absent_said_ = false;
   mutable std::mutex state_mu_;
   std::string state_;

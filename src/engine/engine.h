@@ -153,6 +153,10 @@ class Engine {
 
   // The tiers and sources in effect, one line ("mtier: tiers: ...").
   std::string describe() const;
+  // The short form for a terminal (MTIER_STATS; start_line.cc): budget and
+  // where it came from, store file with its size and place, tiers, daemon,
+  // lookahead.
+  std::string start_line() const;
   // The link to mtierd (nullptr with daemon_socket=none or no segment).
   const DaemonLink* daemon_link() const { return link_.get(); }
   const Options& options() const { return core_->opts; }

@@ -186,7 +186,9 @@ std::unique_ptr<Engine> Engine::create(const Options& given, int* err) {
       e->link_.reset();
     }
   }
-  MTIER_LOG_INFO("%s", e->describe().c_str());
+  // After the link's first try (DaemonLink::start), so that the line is true.
+  if (o.verbose) MTIER_LOG_INFO("%s", e->describe().c_str());
+  else if (o.stats) MTIER_LOG_NOTICE("%s", e->start_line().c_str());
   return e;
 }
 

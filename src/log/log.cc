@@ -1,12 +1,14 @@
 // Logging: one stack buffer, vsnprintf and write(2); no stdio streams, no malloc.
 #include "log/log.h"
 
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <cstdio>  // snprintf / vsnprintf only: they format into our buffer
+#include <cstdlib>
 #include <cstring>
 
 namespace mtier::log {
@@ -14,6 +16,8 @@ namespace {
 
 std::atomic<int> g_level{static_cast<int>(Level::kWarning)};
 std::atomic<int> g_fd{2};
+// Whether g_fd is the journal's stream: -1 not known yet (set_fd resets it).
+std::atomic<int> g_journal{-1};
 std::atomic<long long (*)()> g_clock{nullptr};
 // The prefix's name, NUL-terminated; written only by set_ident.
 char g_ident[kMaxIdentBytes + 1] = "mtier";
@@ -50,10 +54,38 @@ void write_all(int fd, const char* buf, size_t len) {
   }
 }
 
-// Formats "<level>IDENT: " + fmt + '\n' into a stack buffer (truncating) and writes it.
+// True if fd is the stream systemd connected to the journal: JOURNAL_STREAM
+// ("DEV:INO", systemd.exec(5)) names fd's device and inode. getenv and fstat
+// allocate nothing.
+bool is_journal(int fd) {
+  const char* env = getenv("JOURNAL_STREAM");
+  struct stat st {};
+  if (env == nullptr || *env == '\0' || fstat(fd, &st) != 0) return false;
+  char mine[48];
+  snprintf(mine, sizeof mine, "%llu:%llu", static_cast<unsigned long long>(st.st_dev),
+           static_cast<unsigned long long>(st.st_ino));
+  return strcmp(env, mine) == 0;
+}
+
+bool journal() {
+  int j = g_journal.load(std::memory_order_relaxed);
+  if (j < 0) g_journal.store(j = is_journal(g_fd.load(std::memory_order_relaxed)) ? 1 : 0);
+  return j == 1;
+}
+
+// The word a line of this level carries on a terminal or in a file.
+const char* level_word(int level) {
+  if (level <= static_cast<int>(Level::kError)) return "error: ";
+  return level == static_cast<int>(Level::kWarning) ? "warning: " : "";
+}
+
+// Formats the head and fmt + '\n' into a stack buffer (truncating) and
+// writes it. The head is "<level>IDENT: " into the journal, else
+// "IDENT: warning: " (error, warning) or "IDENT: ".
 void emit(int level, const char* fmt, va_list ap) {
   char buf[kMaxLineBytes];
-  int head = snprintf(buf, sizeof buf, "<%d>%s: ", level, g_ident);
+  int head = journal() ? snprintf(buf, sizeof buf, "<%d>%s: ", level, g_ident)
+                       : snprintf(buf, sizeof buf, "%s: %s", g_ident, level_word(level));
   int body = vsnprintf(buf + head, sizeof buf - static_cast<size_t>(head), fmt, ap);
   size_t len = static_cast<size_t>(head) + (body > 0 ? static_cast<size_t>(body) : 0);
   if (len > sizeof buf - 1) len = sizeof buf - 1;  // truncated: keep room for '\n'
@@ -94,7 +126,12 @@ bool admit() {
 
 void set_level(Level level) { g_level.store(static_cast<int>(level)); }
 Level level() { return static_cast<Level>(g_level.load()); }
-void set_fd(int fd) { g_fd.store(fd); }
+void set_fd(int fd) {
+  g_fd.store(fd);
+  g_journal.store(-1);
+}
+
+bool stderr_is_journal() { return is_journal(2); }
 
 void set_ident(const char* ident) {
   if (ident == nullptr || *ident == '\0') ident = "mtier";

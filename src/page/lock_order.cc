@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "log/log.h"
+
 namespace mtier::lock_order {
 namespace {
 
@@ -17,8 +19,8 @@ const char* rank_name(unsigned r) {
 }
 
 [[noreturn]] void violation(const char* what, unsigned taking, unsigned holding) {
-  fprintf(stderr, "<2>mtier: internal error: lock order: %s %s while holding %s\n", what,
-          rank_name(taking), rank_name(holding));
+  fprintf(stderr, "%smtier: internal error: lock order: %s %s while holding %s\n",
+          log::stderr_is_journal() ? "<2>" : "", what, rank_name(taking), rank_name(holding));
   abort();
 }
 
@@ -37,8 +39,8 @@ void released(LockRank rank) { t_held[static_cast<unsigned>(rank)]--; }
 void assert_unlocked(const char* what) {
   for (unsigned r = 0; r < kLockRanks; r++) {
     if (!t_held[r]) continue;
-    fprintf(stderr, "<2>mtier: internal error: lock order: %s while holding %s\n", what,
-            rank_name(r));
+    fprintf(stderr, "%smtier: internal error: lock order: %s while holding %s\n",
+            log::stderr_is_journal() ? "<2>" : "", what, rank_name(r));
     abort();
   }
 }

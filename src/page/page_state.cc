@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "log/log.h"
+
 namespace mtier {
 namespace {
 
@@ -54,8 +56,8 @@ uint64_t transition(PageWordAtomic& word, PageEvent e, int table_id, uint64_t pa
   for (;;) {
     int next = next_page_state(PageWord::state(old), e);
     if (next < 0) {
-      fprintf(stderr, "<2>mtier: internal error: table %d page %llu: no edge %s --%s-->\n",
-              table_id, static_cast<unsigned long long>(page),
+      fprintf(stderr, "%smtier: internal error: table %d page %llu: no edge %s --%s-->\n",
+              log::stderr_is_journal() ? "<2>" : "", table_id, static_cast<unsigned long long>(page),
               page_state_name(PageWord::state(old)), page_event_name(e));
       abort();
     }

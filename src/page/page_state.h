@@ -1,6 +1,7 @@
-// The page state machine of DESIGN.md, in one place. Every managed page has
-// one 64-bit word; its state changes only through transition(), under the
-// page's stripe lock (PageLocks), and only along the edges of kTransitions.
+// The page state machine (docs/architecture.md, "The page model"), in one
+// place. Every managed page has one 64-bit word; its state changes only
+// through transition(), under the page's stripe lock (PageLocks), and only
+// along the edges of kTransitions.
 // Bits outside the state (referenced, heat) change with atomic RMW, no lock.
 //
 //   ABSENT (no slot = zero page)  --claim-->          FETCHING

@@ -35,7 +35,7 @@ int table_from(const json::Json& t, TableSnap* out, std::string* why) {
   out->untouched_pages = count(t, "untouched_pages");
   out->active_bytes = count(t, "active_bytes");
   out->heat = number(t, "heat");
-  out->samples_per_s = number(t, "samples_per_s");
+  out->samples_per_s = number(t, "samples_per_second");
   const json::Json& moves = json::at(t, "moves");
   for (unsigned m = 0; m < kMoveKinds; m++) out->moves[m] = count(moves, move_name(m));
   for (const auto& h : json::items(json::at(t, "heat_map")))

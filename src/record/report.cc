@@ -77,14 +77,14 @@ std::string wss_json(const Selection& s, const Wss& w) {
   for (double t : s.t) time_s.push_back(json::number(t));
   for (size_t k = 0; k < w.pct.size(); k++) percentiles[strf("p%u", kPercentiles[k])] = w.pct[k];
   return json::dump({{"report", "wss"},
-                     {"time_s", std::move(time_s)},
+                     {"time_seconds", std::move(time_s)},
                      {"wss_bytes", w.total},
                      {"percentiles", std::move(percentiles)}}) +
          "\n";
 }
 
 std::string wss_csv(const Selection& s, const Wss& w) {
-  std::string out = "time_s,wss_bytes\n";
+  std::string out = "time_seconds,wss_bytes\n";
   for (size_t i = 0; i < s.t.size(); i++)
     out += csv_time(s.t[i]) + strf(",%llu\n", static_cast<unsigned long long>(w.total[i]));
   return out;
@@ -183,7 +183,7 @@ std::string tables_json(const std::vector<TableStats>& stats) {
     json::Json t = json::table_head({.pid = ts.pid, .id = ts.id, .name = ts.name, .bytes = ts.bytes});
     t["heat_mean"] = json::number(st.heat_mean);
     t["heat_peak"] = json::number(st.heat_peak);
-    t["heat_share_pct"] = json::number(st.heat_share_pct);
+    t["heat_share_percent"] = json::number(st.heat_share_pct);
     for (int k = 0; k < 3; k++) {
       t[strf("%s_bytes_mean", kPlaceKeys[k])] = rounded(st.mean[k]);
       t[strf("%s_bytes_peak", kPlaceKeys[k])] = rounded(st.peak[k]);
@@ -197,7 +197,7 @@ std::string tables_json(const std::vector<TableStats>& stats) {
 
 std::string tables_csv(const std::vector<TableStats>& stats) {
   std::string out =
-      "pid,id,name,bytes,heat_mean,heat_peak,heat_share_pct,dram_bytes_mean,dram_bytes_peak,"
+      "pid,id,name,bytes,heat_mean,heat_peak,heat_share_percent,dram_bytes_mean,dram_bytes_peak,"
       "slow_bytes_mean,slow_bytes_peak,store_bytes_mean,store_bytes_peak,pages_in,pages_out\n";
   for (const TableStats& st : stats) {
     const TableSeries& ts = *st.ts;
@@ -275,15 +275,15 @@ std::string migrations_text(const Migrations& m) {
 json::Json pair_json(json::Json j, const Migrations& m, unsigned k) {
   j["pages"] = m.total_pages[k];
   j["bytes"] = m.total_bytes[k];
-  j["mean_mib_s"] = json::number(m.mean_mib_s[k]);
-  j["peak_mib_s"] = json::number(m.peak_mib_s[k]);
+  j["mean_bytes_per_second"] = json::number(std::round(m.mean_mib_s[k] * kMiB));
+  j["peak_bytes_per_second"] = json::number(std::round(m.peak_mib_s[k] * kMiB));
   return j;
 }
 
 std::string migrations_json(const Selection& s, const Migrations& m) {
   json::Json pairs = json::Json::array();
   for (unsigned k = 0; k < kMoveKinds; k++) pairs.push_back(pair_json({{"from_to", move_name(k)}}, m, k));
-  // Per interval: time_s[i] is the end of the interval, pages moved within.
+  // Per interval: time_seconds[i] is the end of the interval, pages moved within.
   json::Json time_s = json::Json::array(), pages = json::Json::object();
   for (size_t i = 1; i < s.t.size(); i++) time_s.push_back(json::number(s.t[i]));
   for (unsigned k = 0; k < kMoveKinds; k++) {
@@ -293,12 +293,12 @@ std::string migrations_json(const Selection& s, const Migrations& m) {
   return json::dump({{"report", "migrations"},
                      {"pairs", std::move(pairs)},
                      {"total", pair_json(json::Json::object(), m, kAll)},
-                     {"series", {{"time_s", std::move(time_s)}, {"pages", std::move(pages)}}}}) +
+                     {"series", {{"time_seconds", std::move(time_s)}, {"pages", std::move(pages)}}}}) +
          "\n";
 }
 
 std::string migrations_csv(const Selection& s, const Migrations& m) {
-  std::string out = "time_s,from_to,pages\n";
+  std::string out = "time_seconds,from_to,pages\n";
   for (size_t i = 1; i < s.t.size(); i++)
     for (unsigned k = 0; k < kMoveKinds; k++)
       out += csv_time(s.t[i]) + "," + move_name(k) +

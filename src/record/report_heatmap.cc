@@ -147,11 +147,11 @@ std::string heatmap_json(const Selection& s) {
     }
     tables.push_back(std::move(t));
   }
-  return json::dump({{"report", "heatmap"}, {"time_s", std::move(time_s)}, {"tables", std::move(tables)}}) + "\n";
+  return json::dump({{"report", "heatmap"}, {"time_seconds", std::move(time_s)}, {"tables", std::move(tables)}}) + "\n";
 }
 
 std::string heatmap_csv(const Selection& s) {
-  std::string out = "time_s,pid,table,slice,offset_bytes,heat\n";
+  std::string out = "time_seconds,pid,table,slice,offset_bytes,heat\n";
   std::vector<std::vector<std::vector<double>>> rows;
   for (const TableSeries& ts : s.tables) rows.push_back(heat_rows(ts, ts.slices));
   for (size_t i = 0; i < s.t.size(); i++)

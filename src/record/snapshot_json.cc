@@ -14,7 +14,7 @@ json::Json table_json(const TableSnap& t) {
   j["untouched_pages"] = t.untouched_pages;
   j["active_bytes"] = t.active_bytes;
   j["heat"] = json::number(t.heat);
-  j["samples_per_s"] = json::number(t.samples_per_s);
+  j["samples_per_second"] = json::number(t.samples_per_s);
   json::Json& moves = j["moves"] = json::Json::object();
   for (unsigned m = 0; m < kMoveKinds; m++) moves[move_name(m)] = t.moves[m];
   json::Json& heat = j["heat_map"] = json::Json::array();
@@ -43,7 +43,8 @@ std::string snapshot_json(const Snapshot& s) {
                      {"fetches", p.fetches},
                      {"tables", std::move(tables)}});
   }
-  return json::dump({{"unix_ms", s.unix_ms}, {"processes", std::move(procs)}});
+  return json::dump({{"unix_seconds", static_cast<double>(s.unix_ms) / 1000},
+                     {"processes", std::move(procs)}});
 }
 
 }  // namespace mtier::record

@@ -1,5 +1,6 @@
 // Thin userfaultfd layer: every call returns 0 (or a count) or -errno.
-// Constants newer than the 6.1 kernel headers are defined here (PLATFORM.md).
+// Constants newer than the 6.1 kernel headers are defined here
+// (docs/architecture.md, "Platform facts").
 #pragma once
 #include <linux/userfaultfd.h>
 #include <poll.h>

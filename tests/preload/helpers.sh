@@ -16,9 +16,10 @@ export MTIER_TEST_TMP
 # The small sizes every test runs with (a script may change them per step).
 export MTIER_MIN_BYTES=1M MTIER_DRAM_BYTES=4M
 
-# A library line: "mtier: ..." (the log may put an sd-daemon priority
-# prefix "<N>" in front, see src/log/log.h; it is accepted and reported).
-MTIER_LINE='^(<[0-7]>)?mtier: '
+# A library line: "mtier: ...", "mtier: error: ..." or "mtier: warning: ..."
+# (into the journal the log puts an sd-daemon priority "<N>" in front
+# instead, see src/log/log.h; that is accepted and reported).
+MTIER_LINE='^(<[0-7]>)?mtier: ((error|warning): )?'
 
 FAILED_STEPS=
 STEP_OUT=

@@ -1,6 +1,6 @@
 """The generated embedding workload of the DLRM test trainer (dlrm_train.py).
 
-What it reproduces (see ../shared/WORKLOAD.md in the project's notes):
+What it reproduces (docs/architecture.md, "The workload the benchmarks reproduce"):
 
 - per-table power-law (Zipf) row popularity, P(rank k) ~ 1/(k+1)^s, with the
   exponent chosen per table (HugeCTR's generators use 0.9 / 1.1 / 1.3,

@@ -538,6 +538,20 @@ TEST(Cli, CheckConfig) {
   std::string param = dir.write("param.conf", "policy = lru\npolicy_params = bogus=1\n");
   EXPECT_EQ(check_config(parse_ok({"--check-config", param}), &msg), -EINVAL);
   EXPECT_NE(msg.find("bogus"), std::string::npos) << msg;
+  // Named on the command line: the flag as typed is blamed, not the config
+  // file (here one that does not exist).
+  CliResult flagged = parse_ok({"--policy", "nosuch", "--check-config"});
+  flagged.config_path = dir.path() + "/none.conf";
+  EXPECT_EQ(check_config(flagged, &msg), -EINVAL);
+  EXPECT_EQ(msg.rfind("--policy 'nosuch': unknown policy \"nosuch\" (one of: ", 0), 0u) << msg;
+  bool usage = false;
+  DaemonConfig cfg;
+  ASSERT_EQ(load_config(flagged, &cfg, &msg), 0);
+  EXPECT_EQ(check_policy(flagged, cfg, &msg, &usage), -EINVAL);
+  EXPECT_TRUE(usage);
+  CliResult params = parse_ok({"--policy-params", "bogus=1", "--check-config", param});
+  EXPECT_EQ(check_config(params, &msg), -EINVAL);
+  EXPECT_EQ(msg.rfind("--policy-params 'bogus=1': ", 0), 0u) << msg;
 }
 
 TEST(Cli, UsageErrors) {

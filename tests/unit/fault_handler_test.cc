@@ -581,7 +581,7 @@ TEST(LoopErrorsTest, BacksOffDoublingUpToTheCap) {
   for (int i = 0; i < 20; i++) b = e.failed("poll", -ENOMEM, 10 * kMs);
   EXPECT_EQ(b, LoopErrors::kMaxBackoffNs);
   EXPECT_EQ(e.consecutive(), 22u);
-  EXPECT_EQ(log.count("<3>"), 1u) << log.text();  // only the first failure, under 1 s
+  EXPECT_EQ(log.count("mtier: error: "), 1u) << log.text();  // only the first failure, under 1 s
 }
 
 TEST(LoopErrorsTest, ARunOverOneSecondIsLoggedOnceMoreWithItsCount) {
@@ -589,7 +589,7 @@ TEST(LoopErrorsTest, ARunOverOneSecondIsLoggedOnceMoreWithItsCount) {
   LoopErrors e;
   uint64_t t = 5'000 * kMs;
   for (int i = 0; i < 12; i++) (void)e.failed("read from userfaultfd", -EIO, t + i * 100 * kMs);
-  EXPECT_EQ(log.count("<3>"), 2u) << log.text();
+  EXPECT_EQ(log.count("mtier: error: "), 2u) << log.text();
   EXPECT_EQ(log.count("11 consecutive failures over 1000 ms"), 1u) << log.text();
   e.succeeded(t + 1200 * kMs);
   EXPECT_EQ(log.count("recovered after 12 consecutive failures over 1200 ms"), 1u) << log.text();

@@ -40,30 +40,30 @@ const char kStatus[] = R"({
              "sources": [{"name": "pebs", "available": false, "reason": "no PMU"},
                          {"name": "ibs", "available": false, "reason": "no PMU"},
                          {"name": "page-faults", "available": true, "reason": ""}],
-             "dram_bytes": 0, "slow_bytes": 0, "migrate_rate": 268435456, "tick_ms": 100,
-             "heat_buckets": 16, "window_ms": 1000},
+             "dram_bytes": 0, "slow_bytes": 0, "migrate_bytes_per_second": 268435456, "tick_seconds": 0.1,
+             "heat_buckets": 16, "window_seconds": 1},
   "tiers": [
     {"name": "dram", "kind": "dram", "nodes": "0,1", "capacity_bytes": 8589934592,
-     "budget_bytes": 4194304, "used_bytes": 20480, "in_bytes_per_s": 4096.4,
-     "out_bytes_per_s": 8191.6},
+     "budget_bytes": 4194304, "used_bytes": 20480, "in_bytes_per_second": 4096.4,
+     "out_bytes_per_second": 8191.6},
     {"name": "slow", "kind": "slow-memory", "nodes": "", "capacity_bytes": 0, "budget_bytes": 0,
-     "used_bytes": 4096, "in_bytes_per_s": 0, "out_bytes_per_s": 0},
+     "used_bytes": 4096, "in_bytes_per_second": 0, "out_bytes_per_second": 0},
     {"name": "store", "kind": "store", "nodes": "", "capacity_bytes": 0, "budget_bytes": 0,
-     "used_bytes": 12288, "in_bytes_per_s": 0, "out_bytes_per_s": 0}],
+     "used_bytes": 12288, "in_bytes_per_second": 0, "out_bytes_per_second": 0}],
   "processes": [
     {"pid": 4242, "uid": 1000, "name": "trainer", "weight": 100, "stale": false,
      "dram_budget_bytes": 4194304, "dram_assigned_bytes": 0, "dram_resident_bytes": 20480,
      "slow_budget_bytes": 0, "slow_resident_bytes": 4096, "missing_faults": 321,
-     "minor_faults": 5, "evictions": 6, "fetches": 7, "faults_per_s": 2.5, "heat_source": true,
+     "minor_faults": 5, "evictions": 6, "fetches": 7, "faults_per_second": 2.5, "heat_source": true,
      "samples": 900, "unattributed_samples": 9, "orders_sent": 3, "orders_dropped": 0,
      "pages_ordered": 12,
      "tables": [
        {"id": 1, "name": "hot", "bytes": 32768, "pages": 8, "dram_pages": 4, "slow_pages": 1,
-        "store_pages": 2, "untouched_pages": 1, "heat": 349.125, "samples_per_s": 10.75,
+        "store_pages": 2, "untouched_pages": 1, "heat": 349.125, "samples_per_second": 10.75,
         "active_bytes": 16384,
         "moves": {"new>dram": 4, "new>slow": 0, "store>dram": 3, "store>slow": 1,
                   "slow>dram": 0, "dram>slow": 1, "dram>store": 2, "slow>store": 0},
-        "moves_per_s": {"new>dram": 1, "new>slow": 0, "store>dram": 2.5, "store>slow": 0.5,
+        "moves_per_second": {"new>dram": 1, "new>slow": 0, "store>dram": 2.5, "store>slow": 0.5,
                         "slow>dram": 0, "dram>slow": 0, "dram>store": 1, "slow>store": 0},
         "heat_map": [100, 90, 80, 70, 5, 4, 0.125, 0],
         "place": "DDDDms~ ",
@@ -71,17 +71,17 @@ const char kStatus[] = R"({
                  {"first_page": 6, "pages": 2, "tier": "store"}]},
        {"id": 7, "name": "emb \"user\"/id\\x", "bytes": 4096, "pages": 1, "dram_pages": 1,
         "slow_pages": 0, "store_pages": 0, "untouched_pages": 0, "heat": 0,
-        "samples_per_s": 0, "active_bytes": 0, "moves": {}, "moves_per_s": {},
+        "samples_per_second": 0, "active_bytes": 0, "moves": {}, "moves_per_second": {},
         "heat_map": [0], "place": "D"}]},
     {"pid": 77, "uid": 0, "name": "we\"ird\\name", "weight": 1, "stale": true,
      "dram_budget_bytes": 0, "dram_assigned_bytes": 0, "dram_resident_bytes": 0,
      "slow_budget_bytes": 0, "slow_resident_bytes": 0, "missing_faults": 0, "minor_faults": 0,
-     "evictions": 0, "fetches": 0, "faults_per_s": 0, "heat_source": false, "samples": 0,
+     "evictions": 0, "fetches": 0, "faults_per_second": 0, "heat_source": false, "samples": 0,
      "unattributed_samples": 0, "orders_sent": 0, "orders_dropped": 0, "pages_ordered": 0,
      "tables": [
        {"id": 3, "name": "cold", "bytes": 8192, "pages": 2, "dram_pages": 0, "slow_pages": 0,
-        "store_pages": 0, "untouched_pages": 2, "heat": null, "samples_per_s": 0,
-        "active_bytes": 0, "moves": {"new>dram": 0}, "moves_per_s": {"new>dram": 0},
+        "store_pages": 0, "untouched_pages": 2, "heat": null, "samples_per_second": 0,
+        "active_bytes": 0, "moves": {"new>dram": 0}, "moves_per_second": {"new>dram": 0},
         "heat_map": [], "place": "", "pins": []}]}]
 })";
 
@@ -331,9 +331,9 @@ TEST(FsContent, ProcessAndTableFiles) {
   EXPECT_EQ(content(t + "size"), "32768\n");
   EXPECT_EQ(content(t + "resident"), "20480\n");  // (4 + 1) pages
   EXPECT_EQ(content(t + "tier_bytes"), "dram 16384\nslow 4096\nstore 8192\nuntouched 4096\n");
-  EXPECT_EQ(content(t + "heat"), "heat 349.125\nsamples_per_s 10.75\n");
+  EXPECT_EQ(content(t + "heat"), "heat 349.125\nsamples_per_second 10.75\n");
   // 1 + 0 + 2.5 + 0.5 pages faulted in per second; the process's counter.
-  EXPECT_EQ(content(t + "faults"), "faults_per_s 4\nmissing_faults 321\n");
+  EXPECT_EQ(content(t + "faults"), "faults_per_second 4\nmissing_faults 321\n");
   EXPECT_EQ(content(t + "migrations"),
             "new>dram 4 1\nnew>slow 0 0\nstore>dram 3 2.5\nstore>slow 1 0.5\n"
             "slow>dram 0 0\ndram>slow 1 0\ndram>store 2 1\nslow>store 0 0\n");
@@ -347,12 +347,12 @@ TEST(FsContent, ProcessAndTableFiles) {
   EXPECT_EQ(content(e + "heatmap"), "0 1 0 D\n");
   // A heat the daemon wrote as null; an empty heat map.
   const std::string c = "/procs/77/tables/3-cold/";
-  EXPECT_EQ(content(c + "heat"), "heat nan\nsamples_per_s 0\n");
+  EXPECT_EQ(content(c + "heat"), "heat nan\nsamples_per_second 0\n");
   EXPECT_EQ(content(c + "heatmap"), "");
   EXPECT_EQ(content(c + "migrations"), "new>dram 0 0\n");
   // Rates that are not an object, a kind they lack: nan, never a throw.
   json::Json odd = parse_doc(R"({"processes": [{"pid": 5, "name": "p", "tables": [{"id": 1,
-      "name": "t", "pages": 1, "moves": {"zz>new": 1, "new>dram": 2}, "moves_per_s": "x"}]}]})");
+      "name": "t", "pages": 1, "moves": {"zz>new": 1, "new>dram": 2}, "moves_per_second": "x"}]}]})");
   std::string odd_out, odd_why;
   EXPECT_EQ(file_content(odd, &odd, node("/procs/5/tables/1-t/migrations"), &odd_out, &odd_why), 0)
       << odd_why;

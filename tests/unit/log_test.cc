@@ -1,7 +1,9 @@
-// Unit tests for src/log: prefix, level filter, recursion guard, rate cap.
+// Unit tests for src/log: prefix (plain, and into the journal), level
+// filter, recursion guard, rate cap.
 #include "log/log.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <printf.h>
 #include <unistd.h>
 
@@ -66,20 +68,20 @@ const Level g_initial_level = level();
 
 TEST_F(LogTest, DefaultLevelIsWarning) { EXPECT_EQ(g_initial_level, Level::kWarning); }
 
-TEST_F(LogTest, PrefixCarriesSyslogLevel) {
+TEST_F(LogTest, PlainLinesNameErrorsAndWarnings) {
   set_level(Level::kDebug);
   MTIER_LOG_ERROR("disk %s is %d%% full", "sda", 97);
   MTIER_LOG_WARN("w");
   MTIER_LOG_NOTICE("n");
   MTIER_LOG_INFO("i");
   MTIER_LOG_DEBUG("d");
-  EXPECT_EQ(drain(), "<3>mtier: disk sda is 97% full\n<4>mtier: w\n<5>mtier: n\n"
-                     "<6>mtier: i\n<7>mtier: d\n");
+  EXPECT_EQ(drain(), "mtier: error: disk sda is 97% full\nmtier: warning: w\nmtier: n\n"
+                     "mtier: i\nmtier: d\n");
 }
 
 TEST_F(LogTest, TrailingNewlineIsNotDoubled) {
   MTIER_LOG_WARN("one line\n");
-  EXPECT_EQ(drain(), "<4>mtier: one line\n");
+  EXPECT_EQ(drain(), "mtier: warning: one line\n");
 }
 
 TEST_F(LogTest, LevelFilterDropsLessSevere) {
@@ -90,7 +92,7 @@ TEST_F(LogTest, LevelFilterDropsLessSevere) {
   EXPECT_EQ(level(), Level::kError);
   MTIER_LOG_WARN("hidden");
   MTIER_LOG_ERROR("err");
-  EXPECT_EQ(drain(), "<4>mtier: shown\n<3>mtier: err\n");
+  EXPECT_EQ(drain(), "mtier: warning: shown\nmtier: error: err\n");
 }
 
 TEST_F(LogTest, LongLineIsTruncatedAndEndsInNewline) {
@@ -98,7 +100,7 @@ TEST_F(LogTest, LongLineIsTruncatedAndEndsInNewline) {
   MTIER_LOG_ERROR("%s", big.c_str());
   std::string out = drain();
   EXPECT_EQ(out.size(), kMaxLineBytes);
-  EXPECT_EQ(out.rfind("<3>mtier: xxx", 0), 0u);
+  EXPECT_EQ(out.rfind("mtier: error: xxx", 0), 0u);
   EXPECT_EQ(out.back(), '\n');
 }
 
@@ -109,7 +111,7 @@ TEST_F(LogTest, PreservesErrno) {
   set_fd(-1);
   MTIER_LOG_WARN("write(2) fails with EBADF and the line is dropped");
   EXPECT_EQ(errno, EXDEV);
-  EXPECT_EQ(drain(), "<4>mtier: x\n");
+  EXPECT_EQ(drain(), "mtier: warning: x\n");
 }
 
 // A printf conversion (%W) whose handler logs: the nested call must be dropped.
@@ -133,9 +135,9 @@ TEST_F(LogTest, RecursiveCallIsDropped) {
   ASSERT_EQ(register_printf_specifier('W', nested_log_handler, nested_log_arginfo), 0);
   log_unchecked("outer %W done");
   EXPECT_EQ(g_nested_calls, 1);
-  EXPECT_EQ(drain(), "<3>mtier: outer [W] done\n");
+  EXPECT_EQ(drain(), "mtier: error: outer [W] done\n");
   MTIER_LOG_ERROR("after");  // the guard is released
-  EXPECT_EQ(drain(), "<3>mtier: after\n");
+  EXPECT_EQ(drain(), "mtier: error: after\n");
 }
 
 TEST_F(LogTest, RateCapSuppressesAndReports) {
@@ -143,26 +145,26 @@ TEST_F(LogTest, RateCapSuppressesAndReports) {
   for (unsigned i = 0; i < kMaxLinesPerSecond + extra; ++i) MTIER_LOG_WARN("line %u", i);
   std::vector<std::string> first = lines();
   ASSERT_EQ(first.size(), kMaxLinesPerSecond);
-  EXPECT_EQ(first.back(), "<4>mtier: line " + std::to_string(kMaxLinesPerSecond - 1));
+  EXPECT_EQ(first.back(), "mtier: warning: line " + std::to_string(kMaxLinesPerSecond - 1));
   g_fake_now += 1;
   MTIER_LOG_ERROR("next window");
   std::vector<std::string> second = lines();
   ASSERT_EQ(second.size(), 2u);
-  EXPECT_EQ(second[0].rfind("<4>mtier: 37 messages suppressed", 0), 0u) << second[0];
-  EXPECT_EQ(second[1], "<3>mtier: next window");
+  EXPECT_EQ(second[0].rfind("mtier: warning: 37 messages suppressed", 0), 0u) << second[0];
+  EXPECT_EQ(second[1], "mtier: error: next window");
 }
 
 TEST_F(LogTest, FilteredLinesDoNotCountAgainstTheCap) {
   for (unsigned i = 0; i < 2 * kMaxLinesPerSecond; ++i) MTIER_LOG_DEBUG("hidden");
   MTIER_LOG_WARN("shown");
-  EXPECT_EQ(drain(), "<4>mtier: shown\n");
+  EXPECT_EQ(drain(), "mtier: warning: shown\n");
 }
 
 TEST_F(LogTest, NoSuppressedLineWhenNothingWasDropped) {
   MTIER_LOG_WARN("a");
   g_fake_now += 5;
   MTIER_LOG_WARN("b");
-  EXPECT_EQ(drain(), "<4>mtier: a\n<4>mtier: b\n");
+  EXPECT_EQ(drain(), "mtier: warning: a\nmtier: warning: b\n");
 }
 
 TEST_F(LogTest, IdentChangesThePrefixAndBack) {
@@ -175,8 +177,40 @@ TEST_F(LogTest, IdentChangesThePrefixAndBack) {
   set_ident("mtierd");
   set_ident("mtier");
   MTIER_LOG_WARN("explicit default");
-  EXPECT_EQ(drain(), "<3>mtierd: daemon line\n<4>an-identifier-l: long\n"
-                     "<3>mtier: library line\n<4>mtier: explicit default\n");
+  EXPECT_EQ(drain(), "mtierd: error: daemon line\nan-identifier-l: warning: long\n"
+                     "mtier: error: library line\nmtier: warning: explicit default\n");
+}
+
+// JOURNAL_STREAM set to "DEV:INO" of fd (nullptr: unset), then the fd
+// pointed at again so that the next line checks it.
+void set_journal_stream(int fd, bool same) {
+  struct stat st {};
+  ASSERT_EQ(fstat(fd, &st), 0);
+  std::string v = std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino + (same ? 0 : 1));
+  ASSERT_EQ(setenv("JOURNAL_STREAM", v.c_str(), 1), 0);
+  set_fd(fd);
+}
+
+TEST_F(LogTest, IntoTheJournalLinesCarrySyslogLevels) {
+  set_journal_stream(fds_[1], true);
+  set_level(Level::kDebug);
+  MTIER_LOG_ERROR("disk %s is %d%% full", "sda", 97);
+  MTIER_LOG_WARN("w");
+  MTIER_LOG_NOTICE("n");
+  MTIER_LOG_INFO("i");
+  MTIER_LOG_DEBUG("d");
+  unsetenv("JOURNAL_STREAM");
+  EXPECT_EQ(drain(), "<3>mtier: disk sda is 97% full\n<4>mtier: w\n<5>mtier: n\n"
+                     "<6>mtier: i\n<7>mtier: d\n");
+}
+
+TEST_F(LogTest, AJournalStreamOfAnotherFileIsNotTheJournal) {
+  set_journal_stream(fds_[1], false);  // another inode: stderr was redirected
+  MTIER_LOG_WARN("w");
+  unsetenv("JOURNAL_STREAM");
+  set_fd(fds_[1]);
+  MTIER_LOG_WARN("unset");
+  EXPECT_EQ(drain(), "mtier: warning: w\nmtier: warning: unset\n");
 }
 
 }  // namespace

@@ -252,7 +252,7 @@ TEST(ReportHeatmap, Json) {
   Output x = run(report_heatmap, sample(), Format::kJson);
   ASSERT_EQ(x.rc, 0) << x.why;
   EXPECT_EQ(x.out,
-            "{\"report\":\"heatmap\",\"time_s\":[0,10,20,30,40,50],\"tables\":["
+            "{\"report\":\"heatmap\",\"time_seconds\":[0,10,20,30,40,50],\"tables\":["
             "{\"pid\":100,\"id\":0,\"name\":\"emb_a\",\"bytes\":4194304,\"slices\":4,\"heat\":"
             "[[0,0,1,8],[0,1,0,16],[1,0,0,24],[0,0,16,16],[0,0,2,40],[0,0,0,20]]},"
             "{\"pid\":100,\"id\":1,\"name\":\"emb_b\",\"bytes\":2097152,\"slices\":4,\"heat\":"
@@ -264,7 +264,7 @@ TEST(ReportHeatmap, Json) {
   x = run(report_heatmap, two_processes(), Format::kJson, o);
   ASSERT_EQ(x.rc, 0) << x.why;
   EXPECT_EQ(x.out,
-            "{\"report\":\"heatmap\",\"time_s\":[0,10,20,30,40,50],\"tables\":["
+            "{\"report\":\"heatmap\",\"time_seconds\":[0,10,20,30,40,50],\"tables\":["
             "{\"pid\":200,\"id\":0,\"name\":\"emb_a\",\"bytes\":1048576,\"slices\":1,\"heat\":"
             "[[0],[0],[4],[4],[4],[4]]}]}\n");
 }
@@ -273,7 +273,7 @@ TEST(ReportHeatmap, CsvByTableId) {
   Output x = run(report_heatmap, sample(), Format::kCsv, table_opt("0"));
   ASSERT_EQ(x.rc, 0) << x.why;
   EXPECT_EQ(x.out,
-            "time_s,pid,table,slice,offset_bytes,heat\n"
+            "time_seconds,pid,table,slice,offset_bytes,heat\n"
             "0.000,100,emb_a,0,0,0\n"
             "0.000,100,emb_a,1,1048576,0\n"
             "0.000,100,emb_a,2,2097152,1\n"
@@ -329,14 +329,14 @@ TEST(ReportWss, AllFormats) {
   x = run(report_wss, r, Format::kJson);
   ASSERT_EQ(x.rc, 0) << x.why;
   EXPECT_EQ(x.out,
-            "{\"report\":\"wss\",\"time_s\":[0,10,20,30,40,50],"
+            "{\"report\":\"wss\",\"time_seconds\":[0,10,20,30,40,50],"
             "\"wss_bytes\":[2097152,1048576,3145728,2097152,4194304,1048576],"
             "\"percentiles\":{\"p0\":1048576,\"p25\":1048576,\"p50\":2097152,\"p75\":3145728,"
             "\"p90\":4194304,\"p99\":4194304,\"p100\":4194304}}\n");
   x = run(report_wss, r, Format::kCsv);
   ASSERT_EQ(x.rc, 0) << x.why;
   EXPECT_EQ(x.out,
-            "time_s,wss_bytes\n"
+            "time_seconds,wss_bytes\n"
             "0.000,2097152\n"
             "10.000,1048576\n"
             "20.000,3145728\n"
@@ -347,7 +347,7 @@ TEST(ReportWss, AllFormats) {
   x = run(report_wss, r, Format::kCsv, table_opt("emb_b"));
   ASSERT_EQ(x.rc, 0) << x.why;
   EXPECT_EQ(x.out,
-            "time_s,wss_bytes\n0.000,1048576\n10.000,0\n20.000,1048576\n30.000,0\n"
+            "time_seconds,wss_bytes\n0.000,1048576\n10.000,0\n20.000,1048576\n30.000,0\n"
             "40.000,1048576\n50.000,0\n");
 }
 
@@ -405,18 +405,18 @@ TEST(ReportTables, AllFormats) {
   EXPECT_EQ(x.out,
             "{\"report\":\"tables\",\"tables\":["
             "{\"pid\":100,\"id\":0,\"name\":\"emb_a\",\"bytes\":4194304,\"heat_mean\":24.1667,"
-            "\"heat_peak\":42,\"heat_share_pct\":85.7988,\"dram_bytes_mean\":1747627,"
+            "\"heat_peak\":42,\"heat_share_percent\":85.7988,\"dram_bytes_mean\":1747627,"
             "\"dram_bytes_peak\":2097152,\"slow_bytes_mean\":699051,\"slow_bytes_peak\":1048576,"
             "\"store_bytes_mean\":699051,\"store_bytes_peak\":2097152,\"pages_in\":1024,"
             "\"pages_out\":512},"
             "{\"pid\":100,\"id\":1,\"name\":\"emb_b\",\"bytes\":2097152,\"heat_mean\":4,"
-            "\"heat_peak\":4,\"heat_share_pct\":14.2012,\"dram_bytes_mean\":2097152,"
+            "\"heat_peak\":4,\"heat_share_percent\":14.2012,\"dram_bytes_mean\":2097152,"
             "\"dram_bytes_peak\":2097152,\"slow_bytes_mean\":0,\"slow_bytes_peak\":0,"
             "\"store_bytes_mean\":0,\"store_bytes_peak\":0,\"pages_in\":0,\"pages_out\":0}]}\n");
   x = run(report_tables, r, Format::kCsv);
   ASSERT_EQ(x.rc, 0) << x.why;
   EXPECT_EQ(x.out,
-            "pid,id,name,bytes,heat_mean,heat_peak,heat_share_pct,dram_bytes_mean,"
+            "pid,id,name,bytes,heat_mean,heat_peak,heat_share_percent,dram_bytes_mean,"
             "dram_bytes_peak,slow_bytes_mean,slow_bytes_peak,store_bytes_mean,store_bytes_peak,"
             "pages_in,pages_out\n"
             "100,0,emb_a,4194304,24.1667,42,85.7988,1747627,2097152,699051,1048576,699051,"
@@ -455,22 +455,25 @@ TEST(ReportMigrations, AllFormats) {
   ASSERT_EQ(x.rc, 0) << x.why;
   EXPECT_EQ(x.out,
             "{\"report\":\"migrations\",\"pairs\":["
-            "{\"from_to\":\"new>dram\",\"pages\":768,\"bytes\":3145728,\"mean_mib_s\":0.06,"
-            "\"peak_mib_s\":0.1},"
-            "{\"from_to\":\"new>slow\",\"pages\":0,\"bytes\":0,\"mean_mib_s\":0,\"peak_mib_s\":0},"
-            "{\"from_to\":\"store>dram\",\"pages\":256,\"bytes\":1048576,\"mean_mib_s\":0.02,"
-            "\"peak_mib_s\":0.1},"
-            "{\"from_to\":\"store>slow\",\"pages\":0,\"bytes\":0,\"mean_mib_s\":0,"
-            "\"peak_mib_s\":0},"
-            "{\"from_to\":\"slow>dram\",\"pages\":0,\"bytes\":0,\"mean_mib_s\":0,\"peak_mib_s\":0},"
-            "{\"from_to\":\"dram>slow\",\"pages\":256,\"bytes\":1048576,\"mean_mib_s\":0.02,"
-            "\"peak_mib_s\":0.1},"
-            "{\"from_to\":\"dram>store\",\"pages\":256,\"bytes\":1048576,\"mean_mib_s\":0.02,"
-            "\"peak_mib_s\":0.1},"
-            "{\"from_to\":\"slow>store\",\"pages\":0,\"bytes\":0,\"mean_mib_s\":0,"
-            "\"peak_mib_s\":0}],"
-            "\"total\":{\"pages\":1536,\"bytes\":6291456,\"mean_mib_s\":0.12,\"peak_mib_s\":0.2},"
-            "\"series\":{\"time_s\":[10,20,30,40,50],\"pages\":{"
+            "{\"from_to\":\"new>dram\",\"pages\":768,\"bytes\":3145728,"
+            "\"mean_bytes_per_second\":62915,\"peak_bytes_per_second\":104858},"
+            "{\"from_to\":\"new>slow\",\"pages\":0,\"bytes\":0,\"mean_bytes_per_second\":0,"
+            "\"peak_bytes_per_second\":0},"
+            "{\"from_to\":\"store>dram\",\"pages\":256,\"bytes\":1048576,"
+            "\"mean_bytes_per_second\":20972,\"peak_bytes_per_second\":104858},"
+            "{\"from_to\":\"store>slow\",\"pages\":0,\"bytes\":0,\"mean_bytes_per_second\":0,"
+            "\"peak_bytes_per_second\":0},"
+            "{\"from_to\":\"slow>dram\",\"pages\":0,\"bytes\":0,\"mean_bytes_per_second\":0,"
+            "\"peak_bytes_per_second\":0},"
+            "{\"from_to\":\"dram>slow\",\"pages\":256,\"bytes\":1048576,"
+            "\"mean_bytes_per_second\":20972,\"peak_bytes_per_second\":104858},"
+            "{\"from_to\":\"dram>store\",\"pages\":256,\"bytes\":1048576,"
+            "\"mean_bytes_per_second\":20972,\"peak_bytes_per_second\":104858},"
+            "{\"from_to\":\"slow>store\",\"pages\":0,\"bytes\":0,\"mean_bytes_per_second\":0,"
+            "\"peak_bytes_per_second\":0}],"
+            "\"total\":{\"pages\":1536,\"bytes\":6291456,\"mean_bytes_per_second\":125829,"
+            "\"peak_bytes_per_second\":209715},"
+            "\"series\":{\"time_seconds\":[10,20,30,40,50],\"pages\":{"
             "\"new>dram\":[256,256,256,0,0],\"new>slow\":[0,0,0,0,0],"
             "\"store>dram\":[0,0,0,0,256],\"store>slow\":[0,0,0,0,0],"
             "\"slow>dram\":[0,0,0,0,0],\"dram>slow\":[0,256,0,0,0],"
@@ -478,7 +481,7 @@ TEST(ReportMigrations, AllFormats) {
   x = run(report_migrations, r, Format::kCsv);
   ASSERT_EQ(x.rc, 0) << x.why;
   EXPECT_EQ(x.out,
-            "time_s,from_to,pages\n"
+            "time_seconds,from_to,pages\n"
             "10.000,new>dram,256\n10.000,new>slow,0\n10.000,store>dram,0\n10.000,store>slow,0\n"
             "10.000,slow>dram,0\n10.000,dram>slow,0\n10.000,dram>store,0\n10.000,slow>store,0\n"
             "20.000,new>dram,256\n20.000,new>slow,0\n20.000,store>dram,0\n20.000,store>slow,0\n"
@@ -555,7 +558,7 @@ TEST(ReportSelect, ProcessesAndSharedNames) {
   Output x = run(report_wss, r, Format::kCsv, o);
   ASSERT_EQ(x.rc, 0) << x.why;
   EXPECT_EQ(x.out,
-            "time_s,wss_bytes\n0.000,0\n10.000,0\n20.000,1048576\n30.000,1048576\n"
+            "time_seconds,wss_bytes\n0.000,0\n10.000,0\n20.000,1048576\n30.000,1048576\n"
             "40.000,1048576\n50.000,1048576\n");
   // By name without --pid: both tables called emb_a.
   x = run(report_tables, r, Format::kCsv, table_opt("emb_a"));

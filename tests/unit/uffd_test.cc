@@ -13,7 +13,8 @@ namespace {
 using S = PageState;
 using E = PageEvent;
 
-// The edges DESIGN.md draws; everything else must be refused.
+// The edges of the page model (docs/architecture.md); everything else must be
+// refused.
 const std::set<std::tuple<S, E, S>> kEdges = {
     {S::kAbsent, E::kClaim, S::kFetching},          {S::kAbsent, E::kDiscard, S::kAbsent},
     {S::kFetching, E::kPlacedClean, S::kClean},     {S::kFetching, E::kPlacedDirty, S::kDirty},

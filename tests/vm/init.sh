@@ -88,7 +88,8 @@ nd_region() {
   ls -d /sys/bus/nd/devices/region* 2>/dev/null | sort | sed -n "$(($1 + 1))p"
 }
 
-# The first NVDIMM region becomes system RAM on node 2 (PLATFORM.md):
+# The first NVDIMM region becomes system RAM on node 2 (docs/architecture.md,
+# "Platform facts"):
 # namespace off nd_pmem -> the region's dax seed configured and bound to
 # dax_pmem (a devdax device) -> off device_dax, onto kmem -> memory blocks
 # onlined as movable. Each step says what failed; the tests run regardless.

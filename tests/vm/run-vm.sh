@@ -275,8 +275,8 @@ if ! mkfs.ext4 -q -F -L mtier-scratch "$CACHE/scratch.img" >/dev/null 2>&1; then
 fi
 
 # ---------------------------------------------------------------------------
-# 5. Boot. The command line is PLATFORM.md's: node 0 and 1 with a CPU and 1 GiB
-# each, node 2 CPU-less with the NVDIMMs. TCG because KVM here cannot boot a
+# 5. Boot. The machine docs/architecture.md describes: node 0 and 1 with a
+# CPU and 1 GiB each, node 2 CPU-less with the NVDIMMs. TCG because KVM here cannot boot a
 # stock kernel. The console goes to stdout and to console.log. init.sh finds
 # each NVDIMM's region by its slot (NFIT handle = slot + 1): the region
 # numbers follow the NFIT's order, not the slots'.
