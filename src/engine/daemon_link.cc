@@ -1,4 +1,5 @@
 #include "engine/daemon_link.h"
+#include "sys/runtime_fds.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -40,7 +41,7 @@ DaemonLink::DaemonLink(Engine& engine, Core& core, ipc::Segment& segment, JobIde
 DaemonLink::~DaemonLink() { stop(); }
 
 int DaemonLink::start() {
-  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  wake_fd_ = sys::adopt_fd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (wake_fd_ < 0) return -errno;
   // The first try before the thread, quietly: the engine's start line,
   // written after it, says how it went.
@@ -52,7 +53,7 @@ int DaemonLink::start() {
                                 [this] { run(); });
   if (rc < 0) {
     running_ = false;
-    close(wake_fd_);
+    (void)sys::close_fd(wake_fd_);
     wake_fd_ = -1;
   }
   return rc;
@@ -65,10 +66,10 @@ void DaemonLink::stop() {
   thread_.join();
   if (fd_ >= 0) {
     (void)ipc::send_message(fd_, ipc::Message{ipc::Bye{}}, nullptr, 0);
-    close(fd_);
+    (void)sys::close_fd(fd_);
     fd_ = -1;
   }
-  close(wake_fd_);
+  (void)sys::close_fd(wake_fd_);
 }
 
 void DaemonLink::tables_changed() {
@@ -127,7 +128,7 @@ void DaemonLink::try_register() {
   std::string why;
   int rc = handshake(fd, &why);
   if (rc < 0) {
-    close(fd);
+    (void)sys::close_fd(fd);
     if (!absent_said_) {
       MTIER_LOG_WARN("mtierd at %s refused the registration: %s; local policy (CLOCK)",
                      path_.c_str(), why.c_str());
@@ -194,7 +195,7 @@ int DaemonLink::handshake(int fd, std::string* why) {
 }
 
 void DaemonLink::disconnect(const std::string& why) {
-  if (fd_ >= 0) close(fd_);
+  if (fd_ >= 0) (void)sys::close_fd(fd_);
   fd_ = -1;
   fd_state_.store(kNone, std::memory_order_release);
   core_.hints_active.store(false, std::memory_order_release);

@@ -1,5 +1,6 @@
 // Engine construction: sizes, stores, region, userfaultfd, threads.
 #include <unistd.h>
+#include "sys/runtime_fds.h"
 
 #include <cerrno>
 #include <cstring>
@@ -123,7 +124,7 @@ int open_uffd(Core& core) {
   if ((got & kRequired) != kRequired) {
     MTIER_LOG_ERROR("userfaultfd lacks shmem MISSING/MINOR/WP support (features %#llx)",
                     static_cast<unsigned long long>(got));
-    close(fd);
+    (void)sys::close_fd(fd);
     return -ENOTSUP;
   }
   core.uffd = std::make_unique<sys::Uffd>(fd);
@@ -213,7 +214,7 @@ Engine::~Engine() {
   if (handler_) handler_->stop();
   if (core_ && core_->uffd) {
     (void)sys::uffd_unregister(core_->uffd->fd(), core_->region->base(), core_->region->bytes());
-    close(core_->uffd->fd());
+    (void)sys::close_fd(core_->uffd->fd());
   }
 }
 

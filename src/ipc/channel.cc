@@ -1,4 +1,5 @@
 #include "ipc/channel.h"
+#include "sys/runtime_fds.h"
 
 #include <unistd.h>
 
@@ -13,7 +14,7 @@ namespace {
 static_assert(kMaxFds <= sys::kMaxSendFds);
 
 void close_all(std::vector<int>* fds) {
-  for (int f : *fds) close(f);
+  for (int f : *fds) (void)sys::close_fd(f);
   fds->clear();
 }
 

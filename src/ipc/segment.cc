@@ -1,4 +1,5 @@
 #include "ipc/segment.h"
+#include "sys/runtime_fds.h"
 
 #include <fcntl.h>
 #include <sched.h>
@@ -177,7 +178,7 @@ Segment::~Segment() { release(); }
 
 void Segment::release() {
   if (base_) (void)sys::unmap(base_, layout_.total_bytes);
-  if (fd_ >= 0) close(fd_);
+  if (fd_ >= 0) (void)sys::close_fd(fd_);
   base_ = nullptr;
   fd_ = -1;
 }

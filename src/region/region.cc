@@ -1,4 +1,5 @@
 #include "region/region.h"
+#include "sys/runtime_fds.h"
 
 #include <unistd.h>
 
@@ -44,7 +45,7 @@ std::unique_ptr<Region> Region::create(uint64_t bytes, int* err) {
 Region::~Region() {
   if (base_) (void)sys::unmap(base_, bytes_);
   if (alias_) (void)sys::unmap(alias_, bytes_);
-  if (memfd_ >= 0) close(memfd_);
+  if (memfd_ >= 0) (void)sys::close_fd(memfd_);
 }
 
 int Region::punch(uint64_t off, uint64_t len) const { return sys::memfd_punch(memfd_, off, len); }

@@ -1,4 +1,5 @@
 #include "store/backing_file.h"
+#include "sys/runtime_fds.h"
 
 #include <fcntl.h>
 #include <linux/magic.h>
@@ -52,7 +53,7 @@ int create_in_dir(const std::string& dir, BackingFile* f) {
   tmpl.push_back('\0');
   int fd = mkostemp(tmpl.data(), O_CLOEXEC);
   if (fd < 0) return -errno;
-  f->fd = fd;
+  f->fd = sys::adopt_fd(fd);
   f->path = tmpl.data();
   unlink_now(f);
   return 0;
@@ -74,7 +75,7 @@ int open_link(const std::string& path, BackingFile* f, std::string* what) {
   *what = "cannot open";
   int fd = open(path.c_str(), O_RDWR | O_CLOEXEC | O_EXCL);
   if (fd < 0) return -errno;
-  f->fd = fd;
+  f->fd = sys::adopt_fd(fd);
   f->path = path;
   return 0;
 }
@@ -100,7 +101,7 @@ int open_path(const std::string& path, bool remove, BackingFile* f, std::string*
     f->created = fd >= 0;
   }
   if (fd < 0) return -errno;
-  f->fd = fd;
+  f->fd = sys::adopt_fd(fd);
   f->path = path;
   if (f->created && remove) unlink_now(f);
   return 0;
@@ -240,7 +241,7 @@ int open_backing_file(const StoreOptions& opts, const char* who, BackingFile* ou
 }
 
 void close_backing_file(BackingFile* f, bool remove) {
-  if (f->fd >= 0) close(f->fd);
+  if (f->fd >= 0) (void)sys::close_fd(f->fd);
   f->fd = -1;
   if (remove && f->created) unlink(f->path.c_str());
   f->created = false;

@@ -1,4 +1,5 @@
 #include "sys/shm.h"
+#include "sys/runtime_fds.h"
 
 #include <fcntl.h>
 #include <linux/magic.h>
@@ -13,7 +14,7 @@ namespace mtier::sys {
 
 int memfd_sealable(const char* name) {
   int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  return fd >= 0 ? fd : -errno;
+  return fd >= 0 ? adopt_fd(fd) : -errno;
 }
 
 int resize_fd(int fd, uint64_t size) {

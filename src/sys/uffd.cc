@@ -1,4 +1,5 @@
 #include "sys/uffd.h"
+#include "sys/runtime_fds.h"
 
 #include <fcntl.h>
 #include <sys/ioctl.h>
@@ -39,7 +40,7 @@ int uffd_open(uint64_t wanted, uint64_t* got) {
   struct uffdio_api api = {};
   api.api = UFFD_API;
   int rc = ioctl_errno(probe, UFFDIO_API, &api);
-  close(probe);
+  close_fd(probe);
   if (rc < 0) return rc;
   int fd = open_raw();
   if (fd < 0) return fd;
@@ -48,11 +49,11 @@ int uffd_open(uint64_t wanted, uint64_t* got) {
   req.features = wanted & api.features;
   rc = ioctl_errno(fd, UFFDIO_API, &req);
   if (rc < 0) {
-    close(fd);
+    close_fd(fd);
     return rc;
   }
   if (got) *got = api.features;
-  return fd;
+  return adopt_fd(fd);
 }
 
 int uffd_register(int fd, void* addr, size_t len, uint64_t modes) {

@@ -1,4 +1,5 @@
 #include "sys/unix_socket.h"
+#include "sys/runtime_fds.h"
 
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -26,7 +27,7 @@ int make_addr(const std::string& path, sockaddr_un* a) {
 }
 
 int new_socket(bool nonblock) {
-  int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | (nonblock ? SOCK_NONBLOCK : 0), 0);
+  int fd = adopt_fd(socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | (nonblock ? SOCK_NONBLOCK : 0), 0));
   return fd >= 0 ? fd : -errno;
 }
 
@@ -48,7 +49,7 @@ int clear_stale(const sockaddr_un& a) {
   int probe = new_socket(true);
   if (probe < 0) return probe;
   int rc = connect_retry(probe, a);
-  close(probe);
+  close_fd(probe);
   switch (rc) {
     case 0:
     case -EAGAIN:      // listening, backlog full
@@ -77,7 +78,7 @@ int unix_listen(const std::string& path, mode_t mode) {
     rc = -errno;
     if (rc == -EADDRINUSE && attempt == 0) rc = clear_stale(a);
     if (rc < 0) {
-      close(fd);
+      close_fd(fd);
       return rc;
     }
   }
@@ -86,14 +87,17 @@ int unix_listen(const std::string& path, mode_t mode) {
   if (chmod(a.sun_path, mode) != 0 || listen(fd, SOMAXCONN) != 0) {
     rc = -errno;
     unlink(a.sun_path);
-    close(fd);
+    close_fd(fd);
     return rc;
   }
   return fd;
 }
 
 int unix_pair(int out[2]) {
-  return socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, out) == 0 ? 0 : -errno;
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, out) != 0) return -errno;
+  out[0] = adopt_fd(out[0]);
+  out[1] = adopt_fd(out[1]);
+  return 0;
 }
 
 int unix_connect(const std::string& path) {
@@ -104,7 +108,7 @@ int unix_connect(const std::string& path) {
   if (fd < 0) return fd;
   rc = connect_retry(fd, a);
   if (rc < 0) {
-    close(fd);
+    close_fd(fd);
     return rc;
   }
   return fd;
@@ -112,7 +116,7 @@ int unix_connect(const std::string& path) {
 
 int unix_accept(int listen_fd) {
   for (;;) {
-    int fd = accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    int fd = adopt_fd(accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
     if (fd >= 0) return fd;
     if (errno != EINTR) return -errno;
   }
@@ -171,9 +175,9 @@ ssize_t unix_recv(int fd, void* buf, size_t cap, int* fds, size_t max_fds, size_
       int got;
       memcpy(&got, data + i * sizeof(int), sizeof got);
       if (kept < max_fds) {
-        fds[kept++] = got;
+        fds[kept++] = adopt_fd(got);
       } else {
-        close(got);
+        close_fd(got);
         cut = true;
       }
     }

@@ -1,17 +1,25 @@
 #include "sys/uring.h"
+#include "sys/runtime_fds.h"
 
 #include <cerrno>
 
 namespace mtier::sys {
 
 Uring::~Uring() {
-  if (ready_) io_uring_queue_exit(&ring_);
+  if (!ready_) return;
+  forget_fd(ring_.ring_fd);
+  io_uring_queue_exit(&ring_);
 }
 
 int Uring::init(unsigned depth) {
   if (ready_) return -EBUSY;
   int rc = io_uring_queue_init(depth, &ring_, 0);
   if (rc < 0) return rc;
+  // Moved above the floor like the runtime's other descriptors; liburing
+  // enters the ring through enter_ring_fd, the same descriptor unless the
+  // ring fd was registered (it is not).
+  int moved = adopt_fd(ring_.ring_fd);
+  ring_.enter_ring_fd = ring_.ring_fd = moved;
   ready_ = true;
   return 0;
 }

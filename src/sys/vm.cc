@@ -1,4 +1,5 @@
 #include "sys/vm.h"
+#include "sys/runtime_fds.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -37,10 +38,10 @@ int memfd_open(const char* name, uint64_t size) {
   if (fd < 0) return -errno;
   if (ftruncate(fd, static_cast<off_t>(size)) != 0) {
     int err = -errno;
-    close(fd);
+    (void)sys::close_fd(fd);
     return err;
   }
-  return fd;
+  return adopt_fd(fd);
 }
 
 int memfd_punch(int fd, uint64_t off, uint64_t len) {
@@ -107,7 +108,7 @@ int pidfd_self() { return pidfd_of(getpid()); }
 
 int pidfd_of(pid_t pid) {
   long fd = syscall(SYS_pidfd_open, pid, 0);  // pidfds are O_CLOEXEC
-  return fd < 0 ? -errno : static_cast<int>(fd);
+  return fd < 0 ? -errno : adopt_fd(static_cast<int>(fd));
 }
 
 long zap_ranges(int pidfd, const struct iovec* ranges, size_t n) {

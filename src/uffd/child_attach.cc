@@ -1,4 +1,5 @@
 #include "uffd/child_attach.h"
+#include "sys/runtime_fds.h"
 
 #include <poll.h>
 #include <unistd.h>
@@ -89,7 +90,7 @@ int attach_to_parent(const Inheritance& in, bool map_region, const char** step) 
   }
   // The parent holds the userfaultfd now (or nobody needs it): this
   // process's copy would only keep it open after the parent let it go.
-  close(uffd);
+  (void)sys::close_fd(uffd);
   return rc;
 }
 

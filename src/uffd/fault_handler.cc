@@ -1,4 +1,5 @@
 #include "uffd/fault_handler.h"
+#include "sys/runtime_fds.h"
 
 #include <poll.h>
 #include <signal.h>
@@ -77,9 +78,9 @@ int FaultHandler::prepare() {
 
 int FaultHandler::start() {
   if (int rc = prepare(); rc < 0) return rc;
-  stop_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  stop_fd_ = sys::adopt_fd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (stop_fd_ < 0) return -errno;
-  request_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  request_fd_ = sys::adopt_fd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (request_fd_ < 0) return -errno;
   running_ = true;
   int rc = start_runtime_thread(&thread_, "fault handler",
@@ -93,8 +94,8 @@ void FaultHandler::stop() {
   uint64_t one = 1;
   (void)!write(stop_fd_, &one, sizeof one);
   thread_.join();
-  close(stop_fd_);
-  close(request_fd_);
+  (void)sys::close_fd(stop_fd_);
+  (void)sys::close_fd(request_fd_);
 }
 
 int FaultHandler::request_prefetch(int table_id, uint64_t first, uint64_t count) {

@@ -1,4 +1,5 @@
 #include "uffd/forked_children.h"
+#include "sys/runtime_fds.h"
 
 #include <fcntl.h>
 #include <time.h>
@@ -24,7 +25,7 @@ uint64_t now_ns() {
 }
 
 void close_fd(int& fd) {
-  if (fd >= 0) close(fd);
+  if (fd >= 0) (void)sys::close_fd(fd);
   fd = -1;
 }
 
@@ -46,8 +47,8 @@ int ForkedChildren::open() {
   if (int rc = sys::unix_pair(fds); rc < 0) return rc;
   if (fcntl(fds[0], F_SETFL, O_NONBLOCK) != 0) {
     int err = -errno;
-    close(fds[0]);
-    close(fds[1]);
+    (void)sys::close_fd(fds[0]);
+    (void)sys::close_fd(fds[1]);
     return err;
   }
   listen_end_ = fds[0];
