@@ -136,7 +136,7 @@ void DaemonLink::try_register() {
     }
     return;
   }
-  fd_ = fd;
+  fd_ = sys::adopt_fd(fd);
   ring_ = std::make_unique<ipc::OrderRing>(segment_);  // a fresh daemon: a fresh producer
   fd_state_.store(kRegistered, std::memory_order_release);
   registrations_.fetch_add(1, std::memory_order_relaxed);

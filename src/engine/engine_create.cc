@@ -29,16 +29,34 @@ constexpr uint64_t kRequired = UFFD_FEATURE_MISSING_SHMEM | UFFD_FEATURE_MINOR_S
 
 uint64_t round_pages(uint64_t b) { return b & kPageMask; }
 
+// The region is mapped twice (the trainer's view and the alias) and its
+// page words take 8 bytes a page in the segment: a default region takes at
+// most this share of what RLIMIT_AS leaves (ulimit -v), the rest staying
+// the program's.
+constexpr uint64_t kRegionShareOfAddressSpace = 4;
+
 // Fills in the "auto" (0) sizes from the machine; *budget_from says where
-// the DRAM budget came from (default_budget.h), for the start line.
-Options resolve_sizes(Options o, std::string* budget_from) {
+// the DRAM budget came from (default_budget.h), *region_from the region's
+// size, for the start line.
+Options resolve_sizes(Options o, std::string* budget_from, std::string* region_from) {
   uint64_t ram = sys::physical_memory();
   *budget_from = "given";
   if (!o.dram_bytes) o.dram_bytes = default_dram_budget(own_budget_basis(), budget_from);
   if (o.store_path.empty()) o.store_path = "/var/tmp";
   // The region is planned with a store of twice RAM when none is sized.
   uint64_t store = o.store_bytes ? o.store_bytes : 2 * ram;
-  if (!o.region_bytes) o.region_bytes = std::max<uint64_t>(64ull << 30, ram + store + o.pmem_bytes);
+  *region_from = "given";
+  if (!o.region_bytes) {
+    o.region_bytes = std::max<uint64_t>(64ull << 30, ram + store + o.pmem_bytes);
+    *region_from = "default";
+    uint64_t left = sys::address_space_left();
+    if (left != UINT64_MAX && o.region_bytes > left / kRegionShareOfAddressSpace) {
+      o.region_bytes = left / kRegionShareOfAddressSpace;
+      *region_from = "a quarter of the address space RLIMIT_AS leaves";
+      MTIER_LOG_INFO("region: %.1f GiB, %s (ulimit -v); tables beyond it are plain memory",
+                     static_cast<double>(o.region_bytes) / (1ull << 30), region_from->c_str());
+    }
+  }
   o.region_bytes = round_pages(o.region_bytes);
   o.dram_bytes = round_pages(o.dram_bytes);
   // What the tables can need in the store: every page the budget cannot hold.
@@ -159,14 +177,15 @@ void open_children(Core& core) {
 Engine::Engine(std::unique_ptr<Core> core) : core_(std::move(core)) {}
 
 std::unique_ptr<Engine> Engine::create(const Options& given, int* err) {
-  std::string budget_from;
-  Options o = resolve_sizes(given, &budget_from);
+  std::string budget_from, region_from;
+  Options o = resolve_sizes(given, &budget_from, &region_from);
   if ((*err = check_budget(o)) < 0) return nullptr;
   auto region = Region::create(o.region_bytes, err);
   if (!region) return nullptr;
   if ((*err = check_slow_tier(o)) < 0 || (*err = place_on_node(o, *region)) < 0) return nullptr;
   auto core = std::make_unique<Core>(o, std::move(region));
   core->budget_from = budget_from;
+  core->region_from = region_from;
   if ((*err = open_stores(o, given, &core->stores)) < 0) return nullptr;
   if ((*err = open_uffd(*core)) < 0) return nullptr;
   open_children(*core);

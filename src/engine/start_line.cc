@@ -78,6 +78,8 @@ std::string Engine::start_line() const {
   }
   if (core_->stores.empty()) stores = "; no store (pages cannot leave DRAM)";
   out += "; " + tiers + stores;
+  if (core_->region_from != "given" && core_->region_from != "default")
+    out += "; tables up to " + mib(o.region_bytes) + " in all (" + core_->region_from + ")";
   if (link_) out += "; daemon: " + link_->state();
   else out += segment_ ? "; daemon: off (daemon_socket=none)" : "; daemon: off (no shared segment)";
   return out + "; " + lookahead();

@@ -106,6 +106,9 @@ struct Core {
   // Where opts.dram_bytes came from: "given", or the default's reasoning
   // (engine/default_budget.h), for the start line.
   std::string budget_from = "given";
+  // Where the region's size came from: "given", "default", or the
+  // RLIMIT_AS cap (engine_create.cc), for the start line.
+  std::string region_from = "given";
   std::unique_ptr<Region> region;
   // The registered userfaultfd's calls (the fault path's seam: a test puts
   // a fake here); nullptr until the engine has registered the region.

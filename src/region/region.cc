@@ -38,6 +38,14 @@ std::unique_ptr<Region> Region::create(uint64_t bytes, int* err) {
   if (sys::dont_fork(r->base_, bytes) < 0 || sys::dont_fork(r->alias_, bytes) < 0)
     MTIER_LOG_WARN("region: MADV_DONTFORK failed: %s; do not touch tables after fork()",
                    strerror(errno));
+  // Nor into core dumps: a dump (or gcore) of a region of tens of GiB
+  // would allocate a page for every hole - the process's cgroup or the
+  // node out of memory, or the disk full - and show evicted pages as
+  // zeros. A dump holds no table memory (mtier(7), "Debuggers and core
+  // dumps").
+  if (sys::dont_dump(r->base_, bytes) < 0 || sys::dont_dump(r->alias_, bytes) < 0)
+    MTIER_LOG_WARN("region: MADV_DONTDUMP failed: %s; a core dump may try to hold the whole "
+                   "region", strerror(errno));
   *err = 0;
   return r;
 }

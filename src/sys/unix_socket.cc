@@ -27,7 +27,7 @@ int make_addr(const std::string& path, sockaddr_un* a) {
 }
 
 int new_socket(bool nonblock) {
-  int fd = adopt_fd(socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | (nonblock ? SOCK_NONBLOCK : 0), 0));
+  int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | (nonblock ? SOCK_NONBLOCK : 0), 0);
   return fd >= 0 ? fd : -errno;
 }
 
@@ -94,10 +94,7 @@ int unix_listen(const std::string& path, mode_t mode) {
 }
 
 int unix_pair(int out[2]) {
-  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, out) != 0) return -errno;
-  out[0] = adopt_fd(out[0]);
-  out[1] = adopt_fd(out[1]);
-  return 0;
+  return socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, out) == 0 ? 0 : -errno;
 }
 
 int unix_connect(const std::string& path) {
@@ -116,7 +113,7 @@ int unix_connect(const std::string& path) {
 
 int unix_accept(int listen_fd) {
   for (;;) {
-    int fd = adopt_fd(accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
+    int fd = accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     if (fd >= 0) return fd;
     if (errno != EINTR) return -errno;
   }
@@ -175,7 +172,7 @@ ssize_t unix_recv(int fd, void* buf, size_t cap, int* fds, size_t max_fds, size_
       int got;
       memcpy(&got, data + i * sizeof(int), sizeof got);
       if (kept < max_fds) {
-        fds[kept++] = adopt_fd(got);
+        fds[kept++] = got;
       } else {
         close_fd(got);
         cut = true;

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -21,11 +22,10 @@ namespace {
 // libc functions of these names for the trainer (lib/), and the runtime's own
 // calls on the region must never take that path.
 void* raw_mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
+  // syscall() returns -1 with errno set on failure (not the kernel's
+  // -errno: reading that as the error named every failure EPERM).
   long r = syscall(SYS_mmap, addr, len, prot, flags, fd, off);
-  if (r < 0 && r > -4096) {
-    errno = static_cast<int>(-r);
-    return MAP_FAILED;
-  }
+  if (r == -1) return MAP_FAILED;
   return reinterpret_cast<void*>(r);
 }
 
@@ -134,6 +134,10 @@ int dont_fork(void* addr, size_t len) {
   return raw_call(syscall(SYS_madvise, addr, len, MADV_DONTFORK));
 }
 
+int dont_dump(void* addr, size_t len) {
+  return raw_call(syscall(SYS_madvise, addr, len, MADV_DONTDUMP));
+}
+
 long resident_pages(void* addr, size_t len) {
   size_t pages = (len + kPageSize - 1) / kPageSize;
   long count = 0;
@@ -176,6 +180,20 @@ long long smaps_rss(const void* addr) {
   }
   fclose(f);
   return rss;
+}
+
+uint64_t address_space_left() {
+  struct rlimit r;
+  if (getrlimit(RLIMIT_AS, &r) != 0 || r.rlim_cur == RLIM_INFINITY) return UINT64_MAX;
+  uint64_t used = 0;
+  if (FILE* f = fopen("/proc/self/status", "re")) {
+    char line[256];
+    unsigned long long kb;
+    while (fgets(line, sizeof line, f))
+      if (sscanf(line, "VmSize: %llu kB", &kb) == 1) used = kb * 1024;
+    fclose(f);
+  }
+  return r.rlim_cur > used ? r.rlim_cur - used : 0;
 }
 
 uint64_t physical_memory() {

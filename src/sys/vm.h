@@ -57,6 +57,8 @@ void* map_reserve(size_t len);
 [[nodiscard]] int populate_read(void* addr, size_t len);
 // Keeps [addr, addr+len) out of children made by fork().
 [[nodiscard]] int dont_fork(void* addr, size_t len);
+// Keeps [addr, addr+len) out of core dumps (MADV_DONTDUMP).
+[[nodiscard]] int dont_dump(void* addr, size_t len);
 // mprotect: `writable` gives PROT_READ|PROT_WRITE, else PROT_NONE. 0 or -errno.
 [[nodiscard]] int protect(void* addr, size_t len, bool writable);
 // Number of pages of [addr, addr+len) in memory (mincore), or -errno.
@@ -68,6 +70,9 @@ void* map_reserve(size_t len);
 // Resident bytes of the process's mapping that contains addr, from
 // /proc/self/smaps ("Rss:"), or -errno.
 [[nodiscard]] long long smaps_rss(const void* addr);
+// Address space this process may still map under RLIMIT_AS (its soft
+// limit less VmSize), UINT64_MAX without a limit.
+uint64_t address_space_left();
 // Total memory of the machine in bytes (sysconf), 0 if unknown.
 uint64_t physical_memory();
 // Thread id of the caller, and a signal to one thread of this process.

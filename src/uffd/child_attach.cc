@@ -72,6 +72,7 @@ int attach_to_parent(const Inheritance& in, bool map_region, const char** step) 
       announce_failure(in);
       return rc;
     }
+    (void)sys::dont_dump(in.base, in.bytes);  // as the parent's (region/region.cc)
   }
   uint64_t got = 0;
   int uffd = sys::uffd_open(kChildFeatures, &got);

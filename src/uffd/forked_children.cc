@@ -51,8 +51,8 @@ int ForkedChildren::open() {
     (void)sys::close_fd(fds[1]);
     return err;
   }
-  listen_end_ = fds[0];
-  child_end_ = fds[1];
+  listen_end_ = sys::adopt_fd(fds[0]);
+  child_end_ = sys::adopt_fd(fds[1]);
   return 0;
 }
 
@@ -95,7 +95,7 @@ int ForkedChildren::accept() {
     pending_forks_.store(0, std::memory_order_release);
     pending_below_.store(0, std::memory_order_release);
   }
-  int uffd = nfds > 0 ? fds[0] : -1, answer_fd = nfds > 1 ? fds[1] : -1;
+  int uffd = nfds > 0 ? sys::adopt_fd(fds[0]) : -1, answer_fd = nfds > 1 ? fds[1] : -1;
   bool valid = !truncated && n == static_cast<ssize_t>(sizeof hello) &&
                hello.magic == kForkHelloMagic && hello.version == kForkHelloVersion;
   auto refuse = [&](const char* why, int err) {
