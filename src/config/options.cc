@@ -41,7 +41,8 @@ using T = OptionType;
 // The one table: every field of Options, in declaration order.
 constexpr Def kDefs[] = {
     {{"region_bytes", T::kSize, "0", 0, kMaxRegion, false,
-      "virtual address space reserved for all tables; 0 = RAM + stores, at least 64G"},
+      "virtual address space reserved for all tables; 0 = RAM + stores, at least 64G, at most "
+      "a quarter of what RLIMIT_AS leaves"},
      &Options::region_bytes},
     {{"dram_bytes", T::kSize, "0", 0, kPiB, true,
       "DRAM budget for table pages, bytes or N% of physical memory; 0 = half of the least of "
