@@ -66,7 +66,9 @@ MTIER_OVERRIDE void* realloc(void* p, size_t n) {
     return q;
   }
   const mtier::lib::NextFns* f = next();
-  if (void* q = managed_if_candidate(n, 0)) {
+  // A buffer that grows into a table: twice its bytes of room to grow in
+  // place (mtier::lib::managed_realloc).
+  if (void* q = maybe_candidate(n) ? managed_alloc(n, 0, 2 * n) : nullptr) {
     size_t old = f->malloc_usable_size(p);
     memcpy(q, p, old < n ? old : n);
     f->free(p);

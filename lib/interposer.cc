@@ -85,13 +85,14 @@ void count_freed_locked(int id) noexcept {
   }
 }
 
-// Under the lock: a new table for the program, or nullptr. May throw
-// (managed_alloc contains it).
-void* alloc_table_locked(size_t bytes, size_t align) {
+// Under the lock: a new table for the program, or nullptr; `room` bytes of
+// address space for it to grow into (at least `bytes`; its pages cost
+// nothing until touched). May throw (managed_alloc contains it).
+void* alloc_table_locked(size_t bytes, size_t align, size_t room = 0) {
   State& st = state();
   std::string name;
   if (!engine_locked() || !st.selection.take(bytes, &name)) return nullptr;
-  uint64_t capacity = round_up(bytes + (align - kPageSize), kPageSize);
+  uint64_t capacity = round_up((room > bytes ? room : bytes) + (align - kPageSize), kPageSize);
   void* base = nullptr;
   int id = st.engine->create_table(name, capacity, &base);
   if (id < 0) {
@@ -188,16 +189,52 @@ void release_locked(const Managed* m) noexcept {
   st.map.erase(m);
 }
 
-void* managed_alloc(size_t bytes, size_t align) noexcept {
+void* managed_alloc(size_t bytes, size_t align, size_t room) noexcept {
   if (align < kPageSize) align = kPageSize;
   if (bytes > kMaxTableBytes || align > kMaxTableBytes) return nullptr;
+  if (room > kMaxTableBytes) room = 0;
   RuntimeScope runtime;  // also for the exception's own allocation and free
   State& st = state();
   std::lock_guard<std::mutex> lk(st.mu);
   void* p = nullptr;
   (void)contained("creating a table", "this allocation uses plain memory",
-                  [&] { p = alloc_table_locked(bytes, align); });
+                  [&] { p = alloc_table_locked(bytes, align, room); });
   return p;
+}
+
+namespace {
+
+// Under the lock: m grown in place to hold n bytes from its pointer - into
+// the address range right after it, taking half as much again as asked
+// where it can (the next growth then costs nothing). Whether it did.
+bool grow_in_place_locked(Managed* m, size_t n) {
+  State& st = state();
+  uint64_t offset = static_cast<uint64_t>(m->ptr - m->base);
+  uint64_t need = round_up(offset + n, kPageSize);
+  uint64_t roomy = round_up(offset + n + n / 2, kPageSize);
+  for (uint64_t cap : {roomy, need}) {
+    int rc = -ENOSPC;
+    (void)contained("growing a table", "it moves instead",
+                    [&] { rc = st.engine->grow_table(m->id, cap); });
+    if (rc == 0) {
+      m->capacity = cap;
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+void populate(void* p, size_t len) noexcept {
+  Engine* e = running_engine();
+  if (!e) return;
+  uint64_t budget = 0;
+  (void)contained("populating a table", "its pages come at first touch",
+                  [&] { budget = e->stats().budget_bytes; });
+  uint64_t n = len < budget ? len : budget;
+  n &= ~(static_cast<uint64_t>(kPageSize) - 1);
+  if (n) (void)sys::populate_write(p, n);  // served by the fault handler, within the budget
 }
 
 size_t managed_free(void* p) noexcept {
@@ -233,8 +270,23 @@ void* managed_realloc(void* p, size_t n) noexcept {
     return nullptr;
   }
   State& st = state();
-  if (n <= usable && st.selection.by_size(n) && !in_forked_child()) return p;
-  void* q = malloc(n);  // the interposed malloc: managed or not, as n says
+  bool child = in_forked_child();
+  if (n <= usable && st.selection.by_size(n) && !child) return p;
+  if (!child && st.selection.by_size(n)) {
+    // Growing (a buffer appended to, a list that grows): in place where the
+    // range after it is free, so that no copy is made.
+    RuntimeScope runtime;
+    std::lock_guard<std::mutex> lk(st.mu);
+    Managed* m = st.map.find(p);
+    if (m && m->ptr == p && grow_in_place_locked(m, n)) {
+      m->requested = n;
+      return p;
+    }
+  }
+  // Moved: a managed size gets twice its bytes of room, to grow in place
+  // next time; the interposed malloc decides otherwise.
+  void* q = !child && st.selection.by_size(n) ? managed_alloc(n, 0, 2 * n) : nullptr;
+  if (!q) q = malloc(n);
   if (!q) return nullptr;
   memcpy(q, p, n < usable ? n : usable);
   managed_free(p);

@@ -58,8 +58,12 @@ inline bool maybe_candidate(size_t n) {
 
 // A managed allocation of `bytes` aligned to `align` (a power of two; <= kPageSize
 // gives page alignment), or nullptr when the selection or the engine says no
-// (the caller then uses the next allocator). Memory reads as zeros.
-void* managed_alloc(size_t bytes, size_t align) noexcept;
+// (the caller then uses the next allocator). Memory reads as zeros. `room`:
+// address space kept for it to grow into by realloc (0: just its bytes).
+void* managed_alloc(size_t bytes, size_t align, size_t room = 0) noexcept;
+// MAP_POPULATE of a new table: its first pages, as many as the DRAM budget
+// holds, are faulted in (zero-filled) before mmap returns.
+void populate(void* p, size_t len) noexcept;
 // free() of a pointer in the region; returns the bytes the program had asked
 // for (0 when p is not a table's pointer).
 size_t managed_free(void* p) noexcept;

@@ -29,7 +29,10 @@ bool manageable(void* addr, int prot, int flags, int fd) {
 void* map_for(const void* caller, void* addr, size_t len, int prot, int flags, int fd, off_t off) {
   if (mtier::lib::maybe_candidate(len) && manageable(addr, prot, flags, fd) &&
       !mtier::lib::in_allocator(caller))
-    if (void* p = mtier::lib::managed_alloc(len, mtier::kPageSize)) return p;
+    if (void* p = mtier::lib::managed_alloc(len, mtier::kPageSize)) {
+      if (flags & MAP_POPULATE) mtier::lib::populate(p, len);
+      return p;
+    }
   return next()->mmap(addr, len, prot, flags, fd, off);
 }
 

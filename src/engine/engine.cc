@@ -41,6 +41,24 @@ int Engine::create_table(const std::string& name, uint64_t bytes, void** addr) {
   return t->id;
 }
 
+int Engine::grow_table(int id, uint64_t bytes) {
+  std::unique_lock lk(core_->tables.mutex());
+  Table* t = core_->tables.by_id(id);
+  if (!t || t->retired.load()) return -ENOENT;
+  uint64_t old_pages = t->pages;
+  if (int rc = core_->tables.grow(t, bytes); rc < 0) return rc;
+  // The new pages may have been left PROT_NONE by a previous owner of the
+  // range, as in create_table.
+  if (t->pages > old_pages)
+    (void)sys::protect(t->page_addr(old_pages), (t->pages - old_pages) * kPageSize, true);
+  if (segment_) {
+    (void)segment_->put_table(static_cast<uint32_t>(t->id), t->first_page, t->pages, t->bytes,
+                              t->name.c_str());
+    if (link_) link_->tables_changed();
+  }
+  return 0;
+}
+
 // Drops pages [first, first+count) of `t`: slots freed, memory punched, PTEs
 // and poison markers zapped. Caller holds the registry exclusively, so no
 // page is FETCHING (those live only inside a shared-lock batch); each page

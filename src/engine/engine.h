@@ -76,6 +76,10 @@ class Engine {
   [[nodiscard]] int create_table(const std::string& name, uint64_t bytes, void** addr);
   // Frees the table: memory and store slots go back at once. 0 or -errno.
   [[nodiscard]] int free_table(int id);
+  // Makes the table `bytes` long in place (the address range right after it
+  // must be free), its new pages reading as zeros. 0, -ENOSPC (no room
+  // after it), -ENOENT or -ENOMEM.
+  [[nodiscard]] int grow_table(int id, uint64_t bytes);
   // The NUMA node that holds the page at addr, or -ENOENT when the page is
   // not in memory (the kernel's answer, read through the alias mapping
   // under the page lock, so the page cannot be evicted meanwhile).

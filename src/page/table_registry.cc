@@ -72,6 +72,37 @@ void TableRegistry::remove(Table* t) noexcept {
   by_id_.erase(t->id);
 }
 
+int TableRegistry::grow(Table* t, uint64_t bytes) noexcept {
+  uint64_t pages = (bytes + kPageSize - 1) / kPageSize;
+  if (pages < t->pages) return -EINVAL;
+  if (pages == t->pages) {
+    t->bytes = bytes;
+    return 0;
+  }
+  std::unique_ptr<uint32_t[]> sums;
+  std::unique_ptr<PageWordAtomic[]> words;
+  try {
+    sums.reset(new uint32_t[pages]);
+    if (!shared_words_) words.reset(new PageWordAtomic[pages]);
+  } catch (const std::bad_alloc&) {
+    return -ENOMEM;
+  }
+  if (!extents_.extend(t->first_page, t->pages, pages - t->pages)) return -ENOSPC;
+  std::copy_n(t->sums.get(), t->pages, sums.get());
+  t->sums = std::move(sums);
+  if (words) {
+    for (uint64_t i = 0; i < pages; i++)
+      words[i].store(i < t->pages ? t->words[i].load(std::memory_order_relaxed) : 0,
+                     std::memory_order_relaxed);
+    t->own_words = std::move(words);
+    t->words = t->own_words.get();
+  }
+  table_pages_.fetch_add(pages - t->pages, std::memory_order_relaxed);
+  t->pages = pages;
+  t->bytes = bytes;
+  return 0;
+}
+
 Table* TableRegistry::find(const void* addr) const {
   auto c = static_cast<const char*>(addr);
   auto it = std::upper_bound(ordered_.begin(), ordered_.end(), c,

@@ -35,6 +35,10 @@ class TableRegistry {
   Table* add(const std::string& name, uint64_t bytes, int* err) noexcept;
   // Under the exclusive lock: forgets the table and returns its extent.
   void remove(Table* t) noexcept;
+  // Under the exclusive lock: makes the table `bytes` long, in place -
+  // into the free extent right after it. 0, -ENOSPC (no room after it:
+  // unchanged), -ENOMEM (unchanged) or -EINVAL (shorter). Never throws.
+  [[nodiscard]] int grow(Table* t, uint64_t bytes) noexcept;
   // The id the next table will get (tables with smaller ids exist or
   // existed). Read without the lock.
   int next_id() const { return next_id_.load(std::memory_order_relaxed); }

@@ -78,6 +78,17 @@ int ExtentAllocator::free(uint64_t first, uint64_t pages) noexcept {
   return 0;
 }
 
+bool ExtentAllocator::extend(uint64_t first, uint64_t pages, uint64_t more) noexcept {
+  if (more == 0) return true;
+  auto next = by_start_.find(first + pages);
+  if (next == by_start_.end() || next->second < more) return false;
+  if (next->second > more)
+    reshape(next, next->first + more, next->second - more);
+  else
+    erase(next);
+  return true;
+}
+
 uint64_t ExtentAllocator::largest_free() const {
   return by_size_.empty() ? 0 : by_size_.rbegin()->first;
 }

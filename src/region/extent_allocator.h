@@ -26,6 +26,10 @@ class ExtentAllocator {
   // when it overlaps free space or the end (a caller bug), or -ENOMEM when
   // out of memory (the extent stays out of use). Never throws.
   [[nodiscard]] int free(uint64_t first, uint64_t pages) noexcept;
+  // Grows the extent [first, first+pages) by `more` pages into the free
+  // extent right after it, when that one has them. Returns whether it did.
+  // Allocates nothing.
+  [[nodiscard]] bool extend(uint64_t first, uint64_t pages, uint64_t more) noexcept;
   uint64_t free_pages() const { return free_pages_; }
   uint64_t largest_free() const;
   size_t free_extents() const { return by_start_.size(); }

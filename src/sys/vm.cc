@@ -126,6 +126,13 @@ int populate_read(void* addr, size_t len) {
   return raw_call(syscall(SYS_madvise, addr, len, MADV_POPULATE_READ));
 }
 
+int populate_write(void* addr, size_t len) {
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+  return raw_call(syscall(SYS_madvise, addr, len, MADV_POPULATE_WRITE));
+}
+
 int protect(void* addr, size_t len, bool writable) {
   return raw_call(syscall(SYS_mprotect, addr, len, writable ? PROT_READ | PROT_WRITE : PROT_NONE));
 }

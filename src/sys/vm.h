@@ -55,6 +55,9 @@ void* map_reserve(size_t len);
 // Maps the pages of [addr, addr+len) that the file already holds
 // (MADV_POPULATE_READ). 0 or -errno.
 [[nodiscard]] int populate_read(void* addr, size_t len);
+// Faults in [addr, addr+len) for writing (MADV_POPULATE_WRITE), as
+// MAP_POPULATE would. 0 or -errno.
+[[nodiscard]] int populate_write(void* addr, size_t len);
 // Keeps [addr, addr+len) out of children made by fork().
 [[nodiscard]] int dont_fork(void* addr, size_t len);
 // Keeps [addr, addr+len) out of core dumps (MADV_DONTDUMP).

@@ -429,6 +429,40 @@ void test_mremap() {
   unmap(r, 4 * MiB, "64K grown to 4M");
 }
 
+// MAP_POPULATE: the pages are in memory when mmap returns (the kernel's
+// count, mincore), as many as the DRAM budget holds under mtier; the map
+// reads zeros and keeps what is written.
+void test_populate() {
+  const size_t len = 8 * MiB;
+  void* m = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+                 -1, 0);
+  CHECK(m != MAP_FAILED, "mmap(8M, MAP_POPULATE): errno %d", errno);
+  char* p = static_cast<char*>(m);
+  std::vector<unsigned char> vec(len / kPage);
+  CHECK(mincore(p, len, vec.data()) == 0, "mincore: errno %d", errno);
+  size_t in = 0;
+  for (unsigned char v : vec) in += v & 1;
+  size_t want = len / kPage;
+  if (pt::managing()) {
+    EXPECT_MANAGED(p, len, "mmap(8M, MAP_POPULATE)");
+    size_t budget = pt::budget() / kPage;
+    want = budget < want ? budget : want;
+    // The fault handler places the pages within the budget: the last few
+    // may have gone out again to make room for the rest.
+    CHECK(in + 64 >= want && in <= want,
+          "mmap(8M, MAP_POPULATE) under a %zu-page budget: expected about %zu pages in memory "
+          "when it returned, found %zu", budget, want, in);
+  } else {
+    CHECK(in == want, "mmap(8M, MAP_POPULATE): expected all %zu pages in memory, found %zu",
+          want, in);
+  }
+  pt::ok("mmap(8M, MAP_POPULATE): %zu of %zu pages in memory when it returned", in, len / kPage);
+  EXPECT_ZERO(p, len, "mmap(8M, MAP_POPULATE)");
+  pt::fill(p, len, 11);
+  EXPECT_DATA(p, len, 11, "mmap(8M, MAP_POPULATE) written");
+  unmap(p, len, "mmap(8M, MAP_POPULATE)");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -444,8 +478,10 @@ int main(int argc, char** argv) {
     test_madvise();
   else if (mode == "mremap")
     test_mremap();
+  else if (mode == "populate")
+    test_populate();
   else {
-    fprintf(stderr, "usage: preload_mmap kinds|munmap|madvise|mremap\n");
+    fprintf(stderr, "usage: preload_mmap kinds|munmap|madvise|mremap|populate\n");
     return 2;
   }
   printf("PASS: preload_mmap %s\n", mode.c_str());

@@ -931,6 +931,34 @@ TEST_F(EngineTest, ForkedChildCannotTouchTablesNorDisturbTheParent) {
   for (uint64_t p = 0; p < 64; p++) ASSERT_TRUE(check_page(t + p * kPage, pattern(id, p, 11)));
 }
 
+// A table grown in place (realloc of a growing buffer): its pages keep
+// their data through the store, the new ones read zeros, the table is
+// found at every address of its new length; a table right after it stops
+// the growth (-ENOSPC), nothing changed.
+TEST_F(EngineTest, ATableGrowsInPlaceIntoTheRangeAfterIt) {
+  start();
+  int id;
+  const uint64_t pages = 2 * budget_pages();
+  char* t = table("growing", pages * kPage, &id);
+  for (uint64_t p = 0; p < pages; p++) fill_page(t + p * kPage, pattern(id, p, 21));
+  ASSERT_EQ(engine_->grow_table(id, 3 * pages * kPage), 0);
+  EXPECT_EQ(engine_->find_table(t + (3 * pages - 1) * kPage), id);
+  static const char zeros[kPage] = {};
+  for (uint64_t p = pages; p < 3 * pages; p++)
+    ASSERT_EQ(memcmp(t + p * kPage, zeros, kPage), 0) << "new page " << p << " not zero";
+  for (uint64_t p = 0; p < pages; p++)
+    ASSERT_TRUE(check_page(t + p * kPage, pattern(id, p, 21))) << "page " << p;
+  for (uint64_t p = pages; p < 3 * pages; p++) fill_page(t + p * kPage, pattern(id, p, 22));
+  for (uint64_t p = pages; p < 3 * pages; p++)
+    ASSERT_TRUE(check_page(t + p * kPage, pattern(id, p, 22))) << "grown page " << p;
+  int after;
+  char* u = table("after", kPage, &after);
+  EXPECT_EQ(u, t + 3 * pages * kPage);
+  EXPECT_EQ(engine_->grow_table(id, 3 * pages * kPage + 1), -ENOSPC);
+  EXPECT_EQ(engine_->find_table(t + 3 * pages * kPage), after);
+  EXPECT_LE(kernel_resident(), budget_pages());
+}
+
 // A store too small for the dirty data: the fault path must not hang, the
 // API reports -ENOSPC, and no data is lost (pages stay in DRAM).
 TEST_F(EngineTest, FullStoreIsAnErrorNotACorruption) {

@@ -53,6 +53,23 @@ TEST(ExtentAllocator, RejectsBadRequests) {
   EXPECT_EQ(a.free_pages(), 8u);
 }
 
+// A table grows in place only into the free extent right after it.
+TEST(ExtentAllocator, ExtendsIntoTheFreeExtentRightAfter) {
+  ExtentAllocator a(100);
+  int64_t x = a.alloc(10), y = a.alloc(10);
+  ASSERT_EQ(x, 0);
+  ASSERT_EQ(y, 10);
+  EXPECT_FALSE(a.extend(0, 10, 5)) << "y follows x: no room";
+  EXPECT_TRUE(a.extend(10, 10, 30));
+  EXPECT_EQ(a.free_pages(), 50u);
+  EXPECT_FALSE(a.extend(10, 40, 61)) << "more than is free after it";
+  EXPECT_TRUE(a.extend(10, 40, 50)) << "all the rest";
+  EXPECT_EQ(a.free_pages(), 0u);
+  EXPECT_EQ(a.alloc(1), -ENOMEM);
+  EXPECT_EQ(a.free(10, 90), 0);
+  EXPECT_EQ(a.largest_free(), 90u);
+}
+
 TEST(ExtentAllocator, RandomWorkloadConservesPages) {
   ExtentAllocator a(4096);
   std::mt19937 rng(7);
