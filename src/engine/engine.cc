@@ -65,6 +65,7 @@ int Engine::grow_table(int id, uint64_t bytes) {
 // still changes state under its stripe lock and through transition(), as
 // the LOCKING contract (page/core.h) says of every page word.
 void Engine::drop_pages(Table* t, uint64_t first, uint64_t count) {
+  release_holds(t, first, first + count);  // unmapped or freed pages are unlocked
   int64_t resident = 0, slow = 0;
   for (uint64_t p = first; p < first + count; p++) {
     std::lock_guard pl(core_->lock_of(t, p));
@@ -238,7 +239,7 @@ int Engine::table_map(int id, size_t buckets, std::vector<ExtentInfo>* out) {
   return static_cast<int>(out->size());
 }
 
-int Engine::evict_table(int id) { return evictor_->evict_range(id, 0, UINT64_MAX, false); }
+int Engine::evict_table(int id) { return evictor_->evict_range(id, 0, UINT64_MAX, false, true); }
 
 EngineStats Engine::stats() {
   std::shared_lock lk(core_->tables.mutex());
@@ -254,7 +255,8 @@ EngineStats Engine::stats() {
                 c.prefetch_calls.load(), c.prefetch_reads.load(), c.prefetch_hits.load(),
                 static_cast<uint64_t>(std::max<int64_t>(c.pinned_pages.load(), 0)),
                 c.window_overflows.load(), c.prefetch_pages.load(), c.prefetch_late.load(),
-                c.child_faults.load(), {}};
+                c.child_faults.load(),
+                static_cast<uint64_t>(std::max<int64_t>(c.held_pages.load(), 0)), {}};
   for (auto& st : core_->stores)
     s.stores.push_back({st->kind(), st->path(), st->mode(), st->capacity_slots() * kPageSize,
                         st->used_slots() * kPageSize});

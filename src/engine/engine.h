@@ -60,6 +60,7 @@ struct EngineStats {
   uint64_t prefetch_calls, prefetch_reads, prefetch_hits, pinned_pages, window_overflows;
   uint64_t prefetch_pages, prefetch_late;
   uint64_t child_faults;  // faults of forked children served
+  uint64_t held_pages;    // pages the program locked in DRAM (mlock)
   std::vector<StoreStats> stores;
 };
 
@@ -76,6 +77,13 @@ class Engine {
   [[nodiscard]] int create_table(const std::string& name, uint64_t bytes, void** addr);
   // Frees the table: memory and store slots go back at once. 0 or -errno.
   [[nodiscard]] int free_table(int id);
+  // Locks (hold) or unlocks the table pages of [addr, addr+len) in DRAM:
+  // held pages are brought in before it returns (with bring_in; else as
+  // they are touched, MLOCK_ONFAULT) and no eviction takes them (mlock
+  // through the preload). Held pages are at most 3/4 of the
+  // DRAM budget: -EAGAIN beyond (nothing changed); -ENOMEM; the -errno of
+  // bringing a page in. Memory outside tables is ignored.
+  [[nodiscard]] int hold_range(const void* addr, uint64_t len, bool hold, bool bring_in = true);
   // Makes the table `bytes` long in place (the address range right after it
   // must be free), its new pages reading as zeros. 0, -ENOSPC (no room
   // after it), -ENOENT or -ENOMEM.
@@ -170,6 +178,7 @@ class Engine {
   explicit Engine(std::unique_ptr<Core> core);
   void drop_pages(Table* t, uint64_t first, uint64_t count);
   void remove_locked(Table* t, bool listed);
+  void release_holds(Table* t, uint64_t first, uint64_t end);
   void drop_retired_locked();
   void open_segment();
   Prefetcher* prefetcher(int* err);

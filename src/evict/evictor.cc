@@ -193,9 +193,12 @@ uint64_t Evictor::start_run(const PageRef* run, size_t n, bool force, std::vecto
   std::vector<bool> drop(n, false);
   for (size_t k = 0; k < n; k++) {
     uint64_t now = core_.word(run[k].table, run[k].page).load(std::memory_order_acquire);
-    // Referenced since chosen, or pinned by the lookahead window: only an
-    // explicit eviction (force) takes it.
-    if ((PageWord::referenced(now) || PageWord::pinned(now)) && !force) continue;
+    // Referenced since chosen: only an order (force) takes it. Pinned by
+    // the lookahead window: only the program's own mtier_table_evict
+    // (pins_too_). Locked by the program (mlock): nothing takes it.
+    if (PageWord::referenced(now) && !force) continue;
+    if (PageWord::pinned(now) && !pins_too_) continue;
+    if (run[k].table->held(run[k].page)) continue;
     if (PageWord::state(now) == PageState::kClean) {
       drop[k] = true;
       run[k].table->write_intent.dropped_clean();
@@ -365,7 +368,8 @@ void Evictor::unmap_clean(const std::vector<PageRef>& victims, bool force) {
     if (!v.table->named_ahead.load(std::memory_order_relaxed)) continue;
     uint64_t w = core_.word(v.table, v.page).load(std::memory_order_acquire);
     if (PageWord::state(w) != PageState::kClean) continue;
-    if (!force && (PageWord::referenced(w) || PageWord::pinned(w))) continue;
+    if (!force && PageWord::referenced(w)) continue;
+    if ((PageWord::pinned(w) && !pins_too_) || v.table->held(v.page)) continue;
     clean.push_back(v);
   }
   for (size_t i = 0; i < clean.size();) {

@@ -37,14 +37,17 @@ class Evictor {
   // each a TLB shootdown where it cleared an entry): for tests.
   uint64_t unmap_calls() const { return unmap_calls_.load(std::memory_order_relaxed); }
   // Evicting a whole table (mtier_table_evict) is evict_range(id, 0,
-  // UINT64_MAX, false). Returns 0, or the first error (-ENOSPC: no store
-  // room; -EIO: write-back failed).
+  // UINT64_MAX, false, true). Returns 0, or the first error (-ENOSPC: no
+  // store room; -EIO: write-back failed).
   // Evicts the resident pages of [first, first+count) of table `table_id`
   // (clipped to the table), referenced or not: with `dram_only` only pages
   // in DRAM, which go to the slow memory tier while it has room (a daemon's
-  // order); else every resident page goes to a store (evict_table).
-  // -ENOENT: no such table (looked up under the registry lock).
-  [[nodiscard]] int evict_range(int table_id, uint64_t first, uint64_t count, bool dram_only);
+  // order); else every resident page goes to a store (evict_table). Pages
+  // pinned by the lookahead window stay, unless `explicit_evict` (the
+  // program's own mtier_table_evict); pages the program locked (mlock)
+  // always stay. -ENOENT: no such table (looked up under the registry lock).
+  [[nodiscard]] int evict_range(int table_id, uint64_t first, uint64_t count, bool dram_only,
+                                bool explicit_evict = false);
   // The pages of [first, first+count) of table `table_id` (clipped) that are
   // in the slow memory tier, moved back to DRAM (dram_node; node 0 when it
   // is -1) by move_pages, as many as fit below DRAM's high watermark.
@@ -100,6 +103,9 @@ class Evictor {
   std::atomic<bool> running_{false};
   std::atomic<bool> stopping_{false};  // stop() cuts a pass short (a pass runs without the thread in tests)
   RankedMutex<LockRank::kEvictPass> pass_mu_;  // one pass at a time (thread vs orders)
+  // Under pass_mu_: the order being carried out is the program's own
+  // mtier_table_evict, which takes pages the lookahead window pins.
+  bool pins_too_ = false;
   bool full_logged_ = false;  // "store full" said since the last slot found
   bool freeing_seen_ = false;  // this pass met a table being freed (under pass_mu_)
   // fail_run_page's marker for "no store had a free slot" (not an errno).

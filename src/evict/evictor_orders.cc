@@ -12,11 +12,17 @@
 
 namespace mtier {
 
-int Evictor::evict_range(int table_id, uint64_t first, uint64_t count, bool dram_only) {
+int Evictor::evict_range(int table_id, uint64_t first, uint64_t count, bool dram_only,
+                         bool explicit_evict) {
   std::lock_guard pass(pass_mu_);
   std::shared_lock tables(core_.tables.mutex());
   Table* t = core_.tables.by_id(table_id);
   if (!t) return -ENOENT;
+  struct PinsToo {  // for this order only (pass_mu_ held)
+    bool& flag;
+    PinsToo(bool& f, bool on) : flag(f) { flag = on; }
+    ~PinsToo() { flag = false; }
+  } pins_too(pins_too_, explicit_evict);
   std::vector<PageRef> victims;
   int err = 0;
   auto flush = [&] {
@@ -36,10 +42,11 @@ int Evictor::evict_range(int table_id, uint64_t first, uint64_t count, bool dram
     uint64_t w = core_.word(t, p).load();
     if (PageWord::state(w) == PageState::kAbsent) continue;
     if (dram_only && PageWord::slow(w)) continue;
-    // A daemon's order leaves the lookahead window alone (a pin that comes
-    // after this look is honoured by demote's move or kept by start_run
-    // only for the CLOCK: an order racing a new pin may still move it).
-    if (dram_only && PageWord::pinned(w)) continue;
+    // A daemon's order leaves the lookahead window and the program's locked
+    // pages alone, for every tier (start_run looks again under the page
+    // locks, so a pin that comes after this look keeps its page too); the
+    // program's own mtier_table_evict takes pinned pages, not locked ones.
+    if ((PageWord::pinned(w) && !explicit_evict) || t->held(p)) continue;
     victims.push_back({t, p});
     if (victims.size() == core_.opts.evict_batch) flush();
   }

@@ -84,7 +84,8 @@ uint64_t ClockHand::sweep(uint64_t budget, std::vector<PageRef>* cold, size_t ma
       // fault (measured: 28k more faults in a replay at 100% budget).
       // A page the lookahead window pins is no victim either (nor zapped:
       // the batch that named it is about to read it).
-      if (cold && (kept_by_hint(hints, t->first_page + page) || PageWord::pinned(v))) {
+      if (cold && (kept_by_hint(hints, t->first_page + page) || PageWord::pinned(v) ||
+                   t->held(page))) {
         span_end_ = nullptr;
         continue;
       }

@@ -32,7 +32,10 @@
 //
 // Pins (the lookahead window's bit in a page word) change under the page's
 // stripe lock, like the state; the prefetcher's worker pins with the
-// registry shared, and an eviction never starts on a pinned page.
+// registry shared, and an eviction never starts on a pinned page but for
+// the program's own mtier_table_evict. The program's locks (mlock:
+// Table::held) change by atomic RMW with the registry shared; no eviction
+// starts on a locked page.
 //
 // Waits:
 //   - for DRAM room (Residency::wait_for_room: the fault handler, and the
@@ -92,6 +95,8 @@ struct EngineCounters {
   std::atomic<uint64_t> window_overflows{0};
   // Faults of forked children served (uffd/forked_children.h).
   std::atomic<uint64_t> child_faults{0};
+  // Pages the program locked in DRAM (mlock: Engine::hold_range).
+  std::atomic<int64_t> held_pages{0};
 };
 
 struct Core {

@@ -24,9 +24,11 @@
 // (prefetch/window.h) sets it on the pages its batches name, in any state,
 // and clears it when the window passes the batch that pinned it last (the
 // word keeps that batch's number, modulo 256). The evictor's CLOCK and the
-// daemon's orders never start an eviction of a pinned page (only
-// mtier_table_evict, which the program asks for, does); a discard clears
-// the flag with the rest of the word. Set and cleared under the stripe lock.
+// daemon's orders, for every tier, never start an eviction of a pinned page
+// (only mtier_table_evict, which the program asks for, does: evictor.cc
+// start_run, evictor_orders.cc); a discard clears the flag with the rest of
+// the word. Set and cleared under the stripe lock. Locked pages (the
+// program's mlock: Table::held, outside the word) are never evicted at all.
 #pragma once
 #include <atomic>
 #include <cstdint>

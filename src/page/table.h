@@ -69,6 +69,17 @@ struct Table {
   // Its front-to-back walks over missing pages: the fault handler thread's
   // alone (sequential_streams.h).
   SequentialStreams streams;
+  // Pages the program locked in memory (mlock through the preload:
+  // Engine::hold_range): never a victim, not even of an explicit eviction.
+  // One bit a page, allocated (and reallocated by a growth) under the
+  // registry's exclusive lock and published through held_bits; bits change
+  // by atomic RMW with the registry held shared.
+  std::unique_ptr<std::atomic<uint64_t>[]> held_storage;
+  std::atomic<std::atomic<uint64_t>*> held_bits{nullptr};
+  bool held(uint64_t page) const {
+    std::atomic<uint64_t>* b = held_bits.load(std::memory_order_acquire);
+    return b && (b[page / 64].load(std::memory_order_relaxed) >> (page % 64) & 1);
+  }
 
   bool contains(const void* p) const {
     auto c = static_cast<const char*>(p);

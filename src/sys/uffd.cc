@@ -10,6 +10,7 @@
 #include <cerrno>
 
 #include "sys/page_size.h"
+#include "sys/vm.h"
 
 namespace mtier::sys {
 namespace {
@@ -113,8 +114,13 @@ int uffd_probe_continue_wp(int fd) {
   char page[kPageSize] = {1};
   void* addr = MAP_FAILED;
   int rc = pwrite(mfd, page, sizeof page, 0) == sizeof page ? 0 : -EIO;  // in the page cache
-  if (rc == 0) addr = mmap(nullptr, kPageSize, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
-  if (rc == 0 && addr == MAP_FAILED) rc = -errno;
+  if (rc == 0) {
+    // map_shared: not populated even under mlockall(MCL_FUTURE), which would
+    // map the page and make the CONTINUE below find it there (EEXIST).
+    void* p = map_shared(mfd, kPageSize);
+    if (p) addr = p;
+    else rc = -errno;
+  }
   if (rc == 0)
     rc = uffd_register(fd, addr, kPageSize, UFFDIO_REGISTER_MODE_MINOR | UFFDIO_REGISTER_MODE_WP);
   if (rc == 0) {

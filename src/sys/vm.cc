@@ -66,9 +66,20 @@ int read_at(int fd, uint64_t off, void* buf, size_t len) {
 }
 
 void* map_shared(int fd, size_t len, bool writable) {
-  void* p = raw_mmap(nullptr, len, writable ? PROT_READ | PROT_WRITE : PROT_READ,
-                     MAP_SHARED | MAP_NORESERVE, fd, 0);
-  return p == MAP_FAILED ? nullptr : p;
+  // Mapped without access first, unlocked, then opened: a program that
+  // called mlockall(MCL_FUTURE) would otherwise have the kernel lock and
+  // populate the whole mapping at once (a region of tens of GiB: out of
+  // memory). PROT_NONE is not populated; munlock clears the lock flag.
+  void* p = raw_mmap(nullptr, len, PROT_NONE, MAP_SHARED | MAP_NORESERVE, fd, 0);
+  if (p == MAP_FAILED) return nullptr;
+  (void)syscall(SYS_munlock, p, len);
+  if (syscall(SYS_mprotect, p, len, writable ? PROT_READ | PROT_WRITE : PROT_READ) != 0) {
+    int err = errno;
+    (void)syscall(SYS_munmap, p, len);
+    errno = err;
+    return nullptr;
+  }
+  return p;
 }
 
 void* map_reserve(size_t len) {
