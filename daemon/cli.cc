@@ -150,7 +150,8 @@ int parse_cli(int argc, char** argv, CliResult* out, std::string* why) {
         return 0;
       case Kind::kVersion:
         out->action = CliAction::kVersion;
-        out->text = std::string("mtierd ") + PACKAGE_VERSION + "\n";
+        out->text = std::string("mtierd ") + PACKAGE_VERSION + "\nLicense: " PACKAGE_LICENSE
+                    " (the Apache License, Version 2.0)\n";
         return 0;
     }
   }

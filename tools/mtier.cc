@@ -54,7 +54,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (!strcmp(argv[1], "--version")) {
-    printf("mtier %s\n", PACKAGE_VERSION);
+    printf("mtier %s\nLicense: %s (the Apache License, Version 2.0)\nBugs: %s\n", PACKAGE_VERSION,
+           PACKAGE_LICENSE, PACKAGE_BUGREPORT);
     return 0;
   }
   for (const Command& c : kCommands)
