@@ -9,7 +9,7 @@ fi
 packages=(
   build-essential g++ make autoconf automake libtool autoconf-archive pkg-config
   googletest libgtest-dev
-  liburing-dev zlib1g-dev libpmem2-dev libnuma-dev numactl libfuse3-dev fuse3 libmicrohttpd-dev
+  liburing-dev libpmem2-dev libnuma-dev numactl libfuse3-dev fuse3 libmicrohttpd-dev
   libcairo2-dev fonts-dejavu-core
   nlohmann-json3-dev
   util-linux procps tmux

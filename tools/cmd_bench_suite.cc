@@ -193,6 +193,10 @@ int bench_suite(int argc, char** argv) {
           fprintf(stderr, "mtier bench suite: --plot %s\n", why.c_str());
           return 2;
         }
+        if (std::string why; plot::charts_available(&why) < 0) {  // before the runs
+          fprintf(stderr, "mtier bench suite: --plot %s: %s\n", optarg, why.c_str());
+          return 1;
+        }
         o.plot = optarg;
         break;
       }

@@ -152,6 +152,10 @@ int cmd_report(int argc, char** argv) {
   plot::ChartFormat chart_format;
   if (std::string bad; !output.empty() && plot::chart_format(output, &chart_format, &bad) < 0)
     return usage_error("--output " + bad);
+  if (std::string why; !output.empty() && plot::charts_available(&why) < 0) {
+    fprintf(stderr, "mtier report: --output %s: %s\n", output.c_str(), why.c_str());
+    return 1;
+  }
   o.color = color < 0 ? isatty(STDOUT_FILENO) && format == record::Format::kText : color == 1;
 
   std::string path = argv[optind + 1], why;
