@@ -28,7 +28,7 @@ struct Flag {
 // The one table of options: the parser and --help both read it.
 constexpr Flag kFlags[] = {
     {"--config", nullptr, "FILE", Kind::kConfig, nullptr,
-     "read settings from FILE (default /etc/mtier/mtierd.conf,\n"
+     "read settings from FILE (default " MTIER_SYSCONFDIR "/mtier/mtierd.conf,\n"
      "which may be missing)"},
     {"--check-config", nullptr, "[FILE]", Kind::kCheckConfig, nullptr,
      "check FILE (default: the --config file) and the options;\n"

@@ -428,7 +428,7 @@ std::string usage_error_of(Argv args) {
 TEST(Cli, NoArgumentsRuns) {
   CliResult r = parse_ok({});
   EXPECT_EQ(r.action, CliAction::kRun);
-  EXPECT_EQ(r.config_path, "/etc/mtier/mtierd.conf");
+  EXPECT_EQ(r.config_path, MTIER_SYSCONFDIR "/mtier/mtierd.conf");
   EXPECT_FALSE(r.config_required);
   EXPECT_TRUE(r.overrides.empty());
 }
@@ -459,7 +459,7 @@ TEST(Cli, Version) {
 TEST(Cli, CheckConfigForms) {
   CliResult r = parse_ok({"--check-config"});
   EXPECT_EQ(r.action, CliAction::kCheckConfig);
-  EXPECT_EQ(r.config_path, "/etc/mtier/mtierd.conf");
+  EXPECT_EQ(r.config_path, MTIER_SYSCONFDIR "/mtier/mtierd.conf");
   EXPECT_FALSE(r.config_required);
   r = parse_ok({"--check-config", "/a.conf"});
   EXPECT_EQ(r.action, CliAction::kCheckConfig);
