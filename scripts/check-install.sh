@@ -46,7 +46,7 @@ fi
 if grep -q '^PYTHON = :' "$build/Makefile"; then
   echo "check-install: no Python configured: the Python side is not checked"
 else
-  for f in __init__.py _boot.py _lib.py _torch.py; do has "$pythondir/mtier/$f"; done
+  for f in __init__.py _api.py _boot.py _lib.py _torch.py _version.py py.typed; do has "$pythondir/mtier/$f"; done
   has "$pkgdatadir/python/sitecustomize.py"
 fi
 

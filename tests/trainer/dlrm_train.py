@@ -231,6 +231,11 @@ def build_argparser():
                         "same")
     p.add_argument("--workers", type=int, default=0, metavar="N",
                    help="the DataLoader's num_workers (with --loader; default 0)")
+    p.add_argument("--mtier-lookahead", type=int, default=None, metavar="K",
+                   help="import mtier and hand the DataLoader to "
+                        "mtier.lookahead(loader, K) (with --loader): the "
+                        "explicit API; without mtier's library in the process "
+                        "it changes nothing")
     p.add_argument("--layout", choices=["list", "stacked"], default="list",
                    help="'list' (default): per table a 1-D ids tensor with "
                         "offsets, EmbeddingBag(ids, offsets); 'stacked': one "
@@ -387,9 +392,10 @@ def to_inputs(torch, batch, layout):
     return torch.from_numpy(dense), ids_t, torch.from_numpy(labels)
 
 
-def step_inputs(torch, w, layout, loader, workers):
+def step_inputs(torch, w, layout, loader, workers, mtier_k=None):
     """The steps' inputs: a plain generator, or a DataLoader over a
-    map-style dataset whose item i is step i's whole batch."""
+    map-style dataset whose item i is step i's whole batch (given to
+    mtier.lookahead(loader, mtier_k) when mtier_k is not None)."""
     if not loader:
         return (to_inputs(torch, b, layout) for b in w.batches())
 
@@ -400,8 +406,15 @@ def step_inputs(torch, w, layout, loader, workers):
         def __getitem__(self, i):
             return to_inputs(torch, w.step_batch(i), layout)
 
-    return torch.utils.data.DataLoader(Steps(), batch_size=None, shuffle=False,
-                                       num_workers=workers)
+    dl = torch.utils.data.DataLoader(Steps(), batch_size=None, shuffle=False,
+                                     num_workers=workers)
+    if mtier_k is None:
+        return dl
+    import mtier
+    dl = mtier.lookahead(dl, mtier_k)
+    log(f"mtier {mtier.__version__} from {os.path.dirname(mtier.__file__)}: "
+        f"active {mtier.active()}, {mtier.status()}")
+    return dl
 
 
 def main():
@@ -427,6 +440,8 @@ def main():
         sys.exit("dlrm_train.py: --steps, --batch and --pooling must be >= 1")
     if args.workers < 0 or (args.workers and not args.loader):
         sys.exit("dlrm_train.py: --workers wants --loader and a count >= 0")
+    if args.mtier_lookahead is not None and not args.loader:
+        sys.exit("dlrm_train.py: --mtier-lookahead wants --loader")
     w = Workload(tables, batch, steps, args.pooling, args.dense_features, args.seed,
                  fixed_pooling=args.layout == "stacked")
 
@@ -462,7 +477,7 @@ def main():
     io_start = io_counts()
     out = sys.stdout
     for step, inputs in enumerate(step_inputs(torch, w, args.layout, args.loader,
-                                              args.workers)):
+                                              args.workers, args.mtier_lookahead)):
         if step == 0 and args.loader and args.workers > 0:
             # Before the first update: from then on a forked worker also
             # keeps the old copy of every table page this process writes.
