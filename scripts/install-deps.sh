@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages that mtier's build, tests and demo need.
+# Installs the Debian 12 packages that mtier's build, tests and demo need,
+# and those that build its own Debian packages (scripts/check-deb.sh).
 # Run as root (or with sudo). Safe to run again: apt-get skips what is there.
 set -euo pipefail
 if [ "$(id -u)" -ne 0 ]; then
@@ -14,6 +15,8 @@ packages=(
   nlohmann-json3-dev
   util-linux procps tmux
   python3 python3-numpy python3-torch
+  python3-venv python3-setuptools python3-wheel
+  debhelper dh-python dpkg-dev lintian
 )
 export DEBIAN_FRONTEND=noninteractive
 missing=()
