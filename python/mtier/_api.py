@@ -41,7 +41,7 @@ def _weight_of(weight: Any) -> "torch.Tensor":
 def prefetch_rows(weight: Any, ids: "torch.Tensor", *, write: bool = False) -> int:
     """Brings rows `ids` of `weight` (a 2-D CPU tensor with contiguous rows,
     or an nn.Embedding / nn.EmbeddingBag) into DRAM before the program
-    touches them and pins them for the current batch: mtier_prefetch_rows(3)
+    touches them and pins them for the current batch: mtier_prefetch_rows()
     of libmtier(3), synchronously, for the batch being computed. `ids` is
     an int32 or int64 CPU tensor (negative ids are ignored); write=True says
     the step will write those rows (a training update), so they come in
