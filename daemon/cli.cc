@@ -28,7 +28,7 @@ struct Flag {
 // The one table of options: the parser and --help both read it.
 constexpr Flag kFlags[] = {
     {"--config", nullptr, "FILE", Kind::kConfig, nullptr,
-     "read settings from FILE (default /etc/mtier/mtierd.conf,\n"
+     "read settings from FILE (default " MTIER_SYSCONFDIR "/mtier/mtierd.conf,\n"
      "which may be missing)"},
     {"--check-config", nullptr, "[FILE]", Kind::kCheckConfig, nullptr,
      "check FILE (default: the --config file) and the options;\n"
@@ -150,7 +150,8 @@ int parse_cli(int argc, char** argv, CliResult* out, std::string* why) {
         return 0;
       case Kind::kVersion:
         out->action = CliAction::kVersion;
-        out->text = std::string("mtierd ") + PACKAGE_VERSION + "\n";
+        out->text = std::string("mtierd ") + PACKAGE_VERSION + "\nLicense: " PACKAGE_LICENSE
+                    " (the Apache License, Version 2.0)\n";
         return 0;
     }
   }

@@ -1,6 +1,6 @@
 // mtierd's command line: parsing (no exit() here, so tests can drive it),
 // the --help text, and the config loading the command line asks for: the
-// file (default /etc/mtier/mtierd.conf), then the settings given as options,
+// file (default SYSCONFDIR/mtier/mtierd.conf), then the settings given as options,
 // which win. The policy is named with --policy NAME and its parameters given
 // separately with --policy-params "k=v k=v", as the config file's keys
 // policy and policy_params are.
@@ -13,7 +13,8 @@
 
 namespace mtier::daemon {
 
-inline constexpr const char* kDefaultConfigPath = "/etc/mtier/mtierd.conf";
+// configure's --sysconfdir: /etc/mtier/mtierd.conf in the packages.
+inline constexpr const char* kDefaultConfigPath = MTIER_SYSCONFDIR "/mtier/mtierd.conf";
 
 // What main does after parse_cli; the exit status is main's:
 // kRun: run the daemon; kCheckConfig: check_config(), print, exit 0 or 1;

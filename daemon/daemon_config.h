@@ -2,7 +2,7 @@
 // table type the runtime's options use (src/config/option_table.h, which
 // also parses them): every setting has a name, a type, a default, an
 // accepted range or set of values and a help line. Read
-// from /etc/mtier/mtierd.conf ("name = value" lines), then overridden from
+// from SYSCONFDIR/mtier/mtierd.conf ("name = value" lines), then overridden from
 // the command line (daemon/cli.h). man/mtierd.8 lists the same table;
 // tests/unit/daemon_config_test.cc checks that it does. Parsing allocates
 // (std::string) and runs at start and on SIGHUP only.

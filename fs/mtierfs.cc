@@ -302,7 +302,8 @@ int run(int argc, char** argv) {
     return 0;
   }
   if (cmd.show_version) {
-    printf("mtierfs %s\n", PACKAGE_VERSION);
+    printf("mtierfs %s\nLicense: %s (the Apache License, Version 2.0)\n", PACKAGE_VERSION,
+           PACKAGE_LICENSE);
     fflush(stdout);  // before libfuse's lines, some of which a child (fusermount3) prints
     fuse_lowlevel_version();
     return 0;

@@ -7,7 +7,8 @@
  * success and a negative errno value on failure; none throws, none prints
  * except through the library's log (warnings by default).
  *
- * Configuration comes from /etc/mtier.conf, MTIER_CONF and MTIER_<NAME>
+ * Configuration comes from SYSCONFDIR/mtier.conf (/etc/mtier.conf in the
+ * packages; mtier.conf(5)), MTIER_CONF and MTIER_<NAME>
  * variables (mtier.conf(5)); mtier_init() can add option text of its own.
  * See libmtier(3).
  */

@@ -2,10 +2,12 @@
 sitecustomize this one shadows (Debian ships one in /etc/python3.X).
 
 `mtier run` puts this file's directory first on PYTHONPATH; a plain
-LD_PRELOAD user sets PYTHONPATH to it (see mtier-run(1)). It must never
-break a Python program: it does nothing until torch is imported, nothing
-when libmtier.so is not loaded, and any error of its own is swallowed
-(said on stderr with MTIER_VERBOSE=1).
+LD_PRELOAD user sets PYTHONPATH to it (see mtier(1), "PyTorch"). It must
+never break a Python program: it does nothing until torch is imported, and
+any error of its own is caught. When the integration cannot load (the
+`mtier` package is not importable by this Python, e.g. a virtual
+environment without it; an error in it), one line on stderr says so and
+why, verbose or not: the program then runs without the lookahead.
 """
 
 
@@ -14,10 +16,15 @@ def _mtier_start():
         import mtier._boot
         mtier._boot.install()
     except Exception as e:  # noqa: BLE001 - never break the program
-        import os
         import sys
-        if os.environ.get("MTIER_VERBOSE", "0").strip().lower() not in ("", "0", "false", "no", "off"):
-            print(f"mtier: torch integration not loaded: {e!r}", file=sys.stderr)
+        hint = ""
+        if isinstance(e, ImportError) and getattr(e, "name", None) in ("mtier", "mtier._boot"):
+            hint = (f" ({sys.executable} has no mtier package: install python3-mtier, or "
+                    "pip install mtier's python/ directory into this environment)")
+        try:
+            print(f"mtier: torch integration not loaded: {e!r}{hint}", file=sys.stderr, flush=True)
+        except Exception:  # noqa: BLE001 - a closed stderr
+            pass
 
 
 def _chain():

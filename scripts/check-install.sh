@@ -2,7 +2,8 @@
 # Checks `make install` of a configured, built tree: installs into a scratch
 # DESTDIR and checks that every file lands where configure said (libraries,
 # mtier.h, mtier.pc, programs, man pages, the systemd unit, the Python side,
-# the sample configs), that a program builds against the installed library
+# the sample configs), that the installed `mtier run` preloads libmtier.so.0
+# beside it, that a program builds against the installed library
 # through pkg-config, that a second install leaves an edited config alone,
 # and that `make uninstall` leaves only that edited config.
 #   scripts/check-install.sh BUILD_DIR
@@ -20,7 +21,7 @@ has() { [ -e "$dest$1" ] || bad "not installed: $1"; }
 
 make -s -C "$build" install DESTDIR="$dest" >"$dest.log" 2>&1 || { tail -30 "$dest.log"; rm -f "$dest.log"; bad "make install failed"; exit 1; }
 libdir=$(dir libdir) includedir=$(dir includedir) bindir=$(dir bindir) sbindir=$(dir sbindir)
-mandir=$(dir mandir) sysconfdir=$(dir sysconfdir) pkglibdir=$(dir pkglibdir)
+mandir=$(dir mandir) sysconfdir=$(dir sysconfdir) pkgdatadir=$(dir pkgdatadir) exec_prefix=$(dir exec_prefix)
 docdir=$(dir docdir) unitdir=$(dir systemdunitdir) pythondir=$(dir pythondir)
 
 has "$libdir/libmtier.so.0"
@@ -47,8 +48,8 @@ fi
 if grep -q '^PYTHON = :' "$build/Makefile"; then
   echo "check-install: no Python configured: the Python side is not checked"
 else
-  for f in __init__.py _boot.py _lib.py _torch.py; do has "$pythondir/mtier/$f"; done
-  has "$pkglibdir/python/sitecustomize.py"
+  for f in __init__.py _api.py _boot.py _lib.py _torch.py _version.py py.typed; do has "$pythondir/mtier/$f"; done
+  has "$pkgdatadir/python/sitecustomize.py"
 fi
 
 # A C program against the installed header and library, through mtier.pc.
@@ -59,6 +60,17 @@ if command -v pkg-config >/dev/null && command -v cc >/dev/null; then
   printf '#include <mtier.h>\nint main(void) { return mtier_init(0) == 0 ? 0 : 1; }\n' >"$dest/use.c"
   # shellcheck disable=SC2086
   cc -o "$dest/use" "$dest/use.c" $flags 2>"$dest/cc.err" || bad "a program does not build with mtier.pc: $(head -3 "$dest/cc.err")"
+fi
+
+# `mtier run` of this copy (not the configured bindir's: a relocated
+# install) preloads the runtime by its soname from ../lib beside it, and
+# needs no libmtier.so (the -dev package's link): it is removed first.
+if [ "$libdir" = "$exec_prefix/lib" ] && [ "$bindir" = "$exec_prefix/bin" ]; then
+  mv "$dest$libdir/libmtier.so" "$dest/libmtier.so.dev"
+  pre=$(LD_LIBRARY_PATH="$dest$libdir" "$dest$bindir/mtier" run --dry-run true 2>&1 | sed -n 's/^LD_PRELOAD=//p')
+  [ "$pre" -ef "$dest$libdir/libmtier.so.0" ] && [ "${pre##*/}" = libmtier.so.0 ] ||
+    bad "mtier run of the installed copy preloads '$pre', not $libdir/libmtier.so.0 beside it"
+  mv "$dest/libmtier.so.dev" "$dest$libdir/libmtier.so"
 fi
 
 # A second install keeps a config the administrator edited.

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages that mtier's build, tests and demo need.
+# Installs the Debian 12 packages that mtier's build, tests and demo need,
+# and those that build its own Debian packages (scripts/check-deb.sh).
 # Run as root (or with sudo). Safe to run again: apt-get skips what is there.
 set -euo pipefail
 if [ "$(id -u)" -ne 0 ]; then
@@ -9,12 +10,14 @@ fi
 packages=(
   build-essential g++ make autoconf automake libtool autoconf-archive pkg-config
   googletest libgtest-dev
-  liburing-dev zlib1g-dev libpmem2-dev libnuma-dev numactl libfuse3-dev fuse3 libmicrohttpd-dev
+  liburing-dev libpmem2-dev libnuma-dev numactl libfuse3-dev fuse3 libmicrohttpd-dev
   libcairo2-dev fonts-dejavu-core
   nlohmann-json3-dev
   util-linux procps tmux
   libjemalloc2 libtcmalloc-minimal4
   python3 python3-numpy python3-torch
+  python3-venv python3-setuptools python3-wheel
+  debhelper dh-python dpkg-dev lintian
 )
 export DEBIAN_FRONTEND=noninteractive
 missing=()

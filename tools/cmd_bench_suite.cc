@@ -181,6 +181,10 @@ int bench_suite(int argc, char** argv) {
              })
       .flag("-q, --quiet", &o.quiet);
   if (int rc = p.parse(argc, argv, nullptr); rc >= 0) return rc;
+  if (std::string why; !o.plot.empty() && plot::charts_available(&why) < 0) {  // before the runs
+    fprintf(stderr, "mtier bench suite: --plot %s: %s\n", o.plot.c_str(), why.c_str());
+    return 1;
+  }
   if (!o.pmem.empty() && !configs_set) {  // the default set, with mtier-pmem after mtier
     auto at = std::find(o.configs.begin(), o.configs.end(), suite::Config::kMtier);
     o.configs.insert(at == o.configs.end() ? at : at + 1, suite::Config::kMtierPmem);

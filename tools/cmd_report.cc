@@ -124,6 +124,10 @@ int cmd_report(int argc, char** argv) {
     return kCmd.usage_error("unknown report '" + operands[0] +
                             "' (heatmap, wss, tables, migrations)");
   if (formats > 1) return kCmd.usage_error("give one of --json, --csv and --output");
+  if (std::string why; !output.empty() && plot::charts_available(&why) < 0) {
+    fprintf(stderr, "mtier report: --output %s: %s\n", output.c_str(), why.c_str());
+    return 1;
+  }
   o.color = color < 0 ? isatty(STDOUT_FILENO) && format == record::Format::kText : color == 1;
 
   std::string path = operands[1], why;

@@ -1,5 +1,6 @@
 // mtier run: a launcher in the manner of numactl and heaptrack. It puts
-// libmtier.so first in LD_PRELOAD and mtier's options in MTIER_* variables,
+// the runtime, libmtier.so.0 (its soname: the runtime package installs no
+// libmtier.so, which is the -dev package's link), first in LD_PRELOAD and mtier's options in MTIER_* variables,
 // then execvp's the program, so the program's exit status is mtier run's.
 // Option names and values are checked against the option table first, so
 // that a typo fails here (exit 2) and not in the program.
@@ -38,7 +39,7 @@ struct RunArgs {
 void run_help(FILE* out) {
   fprintf(out,
           "usage: mtier run [OPTIONS] [--] PROGRAM [ARGS...]\n\n"
-          "Runs PROGRAM with libmtier.so preloaded: its allocations of at least\n"
+          "Runs PROGRAM with libmtier.so.0 preloaded: its allocations of at least\n"
           "min_bytes become tables managed by mtier. The options below become MTIER_*\n"
           "variables (see mtier.conf(5)); mtier run then executes PROGRAM, so its exit\n"
           "status is PROGRAM's (127: not found, 126: cannot be executed).\n"
@@ -71,12 +72,13 @@ void run_help(FILE* out) {
           "                      the engine's full start line (MTIER_VERBOSE=1)\n"
           "  --dry-run           print the variables and the command, run nothing\n"
           "  -h, --help          this help\n\n"
-          "libmtier.so is $MTIER_LIBRARY if set, else found next to this program\n"
-          "(../lib, or the build tree's lib/.libs), else in %s.\n"
+          "libmtier.so.0 is $MTIER_LIBRARY if set; else the build tree's lib/.libs\n"
+          "when this mtier is the build tree's; else %s when this mtier is\n"
+          "the installed %s/mtier; else ../lib beside this program, then %s.\n"
           "A Python program also gets mtier's directory first on PYTHONPATH: its\n"
           "sitecustomize hands an unmodified PyTorch trainer's embedding ids and\n"
           "next batches to the lookahead (see mtier-run(1), \"PyTorch\").\n",
-          MTIER_LIBDIR);
+          MTIER_LIBDIR, MTIER_BINDIR, MTIER_LIBDIR);
 }
 
 // ---- Options -------------------------------------------------------------
@@ -169,7 +171,9 @@ int parse_args(int argc, char** argv, RunArgs* a) {
   return -1;
 }
 
-// ---- Finding libmtier.so ---------------------------------------------------
+// ---- Finding libmtier.so.0 -------------------------------------------------
+
+constexpr const char* kSoname = "libmtier.so.0";  // lib/Makefile.inc: -version-info 0:0:0
 
 // Why `path` cannot be the library, or nullptr if it is a regular file.
 const char* file_problem(const std::string& path) {
@@ -181,7 +185,7 @@ const char* file_problem(const std::string& path) {
 bool is_file(const std::string& path) { return file_problem(path) == nullptr; }
 
 // `path` made absolute with its directory canonical and its last component
-// kept (so a libmtier.so symlink stays libmtier.so). Returns "" if the
+// kept (so the libmtier.so.0 symlink stays libmtier.so.0). Returns "" if the
 // directory cannot be resolved.
 std::string absolute(const std::string& path) {
   size_t slash = path.rfind('/');
@@ -193,29 +197,43 @@ std::string absolute(const std::string& path) {
   return out;
 }
 
-// The directory of this process's executable, or "" if unknown.
-std::string exe_dir() {
+// This process's executable, or "" if unknown.
+std::string exe_path() {
   char buf[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return "";
-  std::string exe(buf, static_cast<size_t>(n));
-  return exe.substr(0, exe.rfind('/'));
+  return n <= 0 ? "" : std::string(buf, static_cast<size_t>(n));
 }
 
-// The places searched when MTIER_LIBRARY is not set, in order: the
-// installed layout beside bin/, libtool's build tree (tools/mtier is a
-// wrapper around tools/.libs/lt-mtier), then the configured libdir.
+// The directory of this process's executable, or "" if unknown.
+std::string exe_dir() {
+  std::string exe = exe_path();
+  return exe.empty() ? "" : exe.substr(0, exe.rfind('/'));
+}
+
+// Whether a and b name one file (the same path, or the same inode).
+bool same_file(const std::string& a, const std::string& b) {
+  struct stat sa {}, sb {};
+  if (a == b) return true;
+  return stat(a.c_str(), &sa) == 0 && stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
+}
+
+// The places searched when MTIER_LIBRARY is not set, in order. In the build
+// tree (libtool's tools/mtier wraps tools/.libs/mtier) the tree's own
+// library; the installed program the configured libdir's (the Debian
+// packages': /usr/lib/<triplet>); any other copy (a DESTDIR, a moved
+// prefix) the one beside it in ../lib, then the configured libdir.
 std::vector<std::string> library_candidates() {
   std::vector<std::string> out;
-  std::string dir = exe_dir();
-  if (!dir.empty())
-    for (const char* rel : {"/../lib/", "/../lib/.libs/", "/../../lib/.libs/"})
-      out.push_back(dir + rel + "libmtier.so");
-  out.push_back(MTIER_LIBDIR "/libmtier.so");
+  const std::string dir = exe_dir(), lib = std::string("/") + kSoname;
+  if (dir.ends_with("/tools/.libs")) out.push_back(dir + "/../../lib/.libs" + lib);
+  if (!same_file(exe_path(), MTIER_BINDIR "/mtier") && !dir.empty())
+    out.push_back(dir + "/../lib" + lib);
+  out.push_back(MTIER_LIBDIR + lib);
   return out;
 }
 
-// Sets *lib to the absolute path of libmtier.so. Returns 0, or -1 after
+// Sets *lib to the absolute path of libmtier.so.0. Returns 0, or -1 after
 // printing one line that names what was tried.
 int find_library(std::string* lib) {
   if (const char* env = getenv("MTIER_LIBRARY"); env && *env) {
@@ -230,30 +248,26 @@ int find_library(std::string* lib) {
     if (is_file(c) && !(*lib = absolute(c)).empty()) return 0;
     tried += (tried.empty() ? "" : ", ") + c;
   }
-  fprintf(stderr, "mtier run: libmtier.so not found (tried %s); set MTIER_LIBRARY to its path\n",
+  fprintf(stderr, "mtier run: %s not found (tried %s); set MTIER_LIBRARY to its path\n", kSoname,
           tried.c_str());
   return -1;
 }
 
 // ---- The program's environment -------------------------------------------
 
-bool same_file(const std::string& a, const std::string& b) {
-  struct stat sa {}, sb {};
-  if (a == b) return true;
-  return stat(a.c_str(), &sa) == 0 && stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
-         sa.st_ino == sb.st_ino;
-}
 
 // ---- The Python side ------------------------------------------------------
 
 // The directory of mtier's sitecustomize.py (and, in the source tree, of the
 // mtier package): beside the build tree's library the source tree's;
-// installed, <exe>/../lib/mtier/python or the configured one. "" if none.
+// installed, <exe>/../share/mtier/python or the configured one
+// ($(pkgdatadir)/python: the file is the same on every architecture).
+// "" if none.
 std::string python_site_dir(const std::string& lib) {
   std::vector<std::string> dirs;
-  if (lib.ends_with("/.libs/libmtier.so")) dirs.push_back(MTIER_SRC_PYTHONDIR);
-  if (std::string dir = exe_dir(); !dir.empty()) dirs.push_back(dir + "/../lib/mtier/python");
-  dirs.push_back(MTIER_PKGLIBDIR "/python");
+  if (lib.ends_with(std::string("/.libs/") + kSoname)) dirs.push_back(MTIER_SRC_PYTHONDIR);
+  if (std::string dir = exe_dir(); !dir.empty()) dirs.push_back(dir + "/../share/mtier/python");
+  dirs.push_back(MTIER_PKGDATADIR "/python");
   for (const std::string& d : dirs)
     if (is_file(d + "/sitecustomize.py")) {
       std::string abs = absolute(d + "/sitecustomize.py");

@@ -2,8 +2,10 @@
 #include <cstdio>
 #include <cstring>
 
+#include "build_config.h"
 #include "commands.h"
 #include "config.h"
+#include "config/options.h"
 
 namespace {
 
@@ -54,7 +56,11 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (!strcmp(argv[1], "--version")) {
-    printf("mtier %s\n", PACKAGE_VERSION);
+    printf("mtier %s\nLicense: %s (the Apache License, Version 2.0)\nBugs: %s\n"
+           "Configuration: %s (the runtime), %s (mtierd)\nCharts: %s\n",
+           PACKAGE_VERSION, PACKAGE_LICENSE, PACKAGE_BUGREPORT, mtier::kSystemConfigPath,
+           MTIER_SYSCONFDIR "/mtier/mtierd.conf",
+           mtier::build::kHaveCairo ? "yes (cairo)" : "no (built without cairo)");
     return 0;
   }
   for (const Command& c : kCommands)

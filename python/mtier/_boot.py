@@ -1,8 +1,13 @@
 """Start-up: waits for torch to be imported, then activates the integration
-(mtier._torch) if libmtier.so is loaded. Costs nothing in a program that
+(mtier._torch) if libmtier.so.0 is loaded. Costs nothing in a program that
 never imports torch: one finder on sys.meta_path that answers only for
 "torch" (with the spec the other finders give, its loader wrapped) and
-removes itself once torch's module code has run."""
+removes itself once torch's module code has run.
+
+When the integration cannot start (no libmtier.so.0 in the process, a
+torch without what it needs, an error of its own), one line on stderr says
+so and why, verbose or not: a trainer must not silently run without the
+lookahead it was started with. MTIER_VERBOSE=1 also says when it is active."""
 
 import importlib.abc
 import os
@@ -34,14 +39,42 @@ def status():
     return _state["status"]
 
 
+def current_batch():
+    """The batch number the integration is at (0 before it started)."""
+    try:
+        from mtier import _torch
+        return _torch.current_batch()
+    except Exception:  # noqa: BLE001
+        return 0
+
+
 def _activate(torch):
     try:
         from mtier import _torch
         _state["status"] = _torch.activate(torch)
     except Exception as e:  # noqa: BLE001 - never break the trainer
         _state["status"] = f"inactive: the integration failed to start ({e!r})"
-    if verbose():
+    if verbose() or _state["status"].startswith("inactive"):
         say(f"torch integration {_state['status']}")
+    return _state["status"].startswith("active")
+
+
+def start_explicitly(torch):
+    """For mtier.lookahead(): starts the integration now if sitecustomize
+    has not (a program run with LD_PRELOAD alone). Whether it is active."""
+    if not _flag("MTIER_TORCH", "1"):
+        _state["status"] = "off (MTIER_TORCH=0)"
+        return False
+    if _state["status"].startswith("active"):
+        return True
+    try:
+        from mtier import _lib
+        if _lib.load() is None:  # no mtier here: nothing to start, nothing to say
+            _state["status"] = "inactive: libmtier.so.0 is not loaded in this process"
+            return False
+    except Exception:  # noqa: BLE001
+        return False
+    return _activate(torch)
 
 
 class _TorchLoader(importlib.abc.Loader):

@@ -1,5 +1,5 @@
-"""ctypes bindings to the libmtier.so already loaded in this process
-(LD_PRELOAD): mtier_table_find and the lookahead calls of lib/mtier.h.
+"""ctypes bindings to the libmtier.so.0 already loaded in this process
+(LD_PRELOAD): mtier_table_find and the lookahead calls of libmtier(3).
 
 load() returns None when the library is not loaded; nothing here loads it
 (a process that was not started under mtier stays without it)."""
@@ -34,11 +34,16 @@ class Lib:
         self.prefetch_useful.restype = c.c_int
 
 
+_LOADED = []  # [Lib or None] once looked up: the process's libraries do not change
+
+
 def load():
-    """The bindings, or None when libmtier.so is not in this process."""
-    try:
-        dll = ctypes.CDLL(None)
-        dll.mtier_prefetch_rows  # noqa: B018 - raises AttributeError if absent
-    except (OSError, AttributeError):
-        return None
-    return Lib(dll)
+    """The bindings, or None when libmtier.so.0 is not in this process."""
+    if not _LOADED:
+        try:
+            dll = ctypes.CDLL(None)
+            dll.mtier_prefetch_rows  # noqa: B018 - raises AttributeError if absent
+            _LOADED.append(Lib(dll))
+        except (OSError, AttributeError):
+            _LOADED.append(None)
+    return _LOADED[0]

@@ -35,6 +35,7 @@ class _Counters:
         self.loader_calls = 0      # asynchronous hints of batches pulled ahead
         self.batches_ahead = 0     # batches pulled ahead and hinted
         self.routes = 0            # (loader, module) pairs learned
+        self.loader_ks = set()     # the K of mtier.lookahead(loader, K) calls in use
 
 
 class _State:
@@ -172,10 +173,15 @@ def _learn(torch, batch, module, ids, weight):
 
 class _Plan:
     """A DataLoader's routes, learned at its first batches: module -> route
-    (None: the module's ids are not in the batch)."""
+    (None: the module's ids are not in the batch); `k` its own lookahead
+    (mtier.lookahead), None: the process's (MTIER_LOOKAHEAD)."""
 
     def __init__(self):
         self.routes = weakref.WeakKeyDictionary()
+        self.k = None
+
+    def lookahead(self):
+        return _S.k if self.k is None else self.k
 
 
 class _Batch:
@@ -291,7 +297,7 @@ class _Ahead:
         self.owned = None  # this iterator's batch that is the current one
 
     def next(self, it, pull):
-        ahead = _S.k if (_S.on and self.workers > 0 and self.plan.routes) else 0
+        ahead = self.plan.lookahead() if (_S.on and self.workers > 0 and self.plan.routes) else 0
         while self.end is None and len(self.buf) <= ahead:
             try:
                 data = pull(it)
@@ -343,9 +349,12 @@ def _patch_loader(torch):
         d = self.__dict__
         ahead = d.get("_mtier_ahead")
         if ahead is None:
-            if not _S.on or _S.k <= 0:
+            plan = d.get("_mtier_plan") or _Plan()
+            if not _S.on or plan.lookahead() <= 0:
                 return pull(self)
-            ahead = _Ahead(d.get("_mtier_plan") or _Plan(), getattr(self, "_num_workers", 0))
+            ahead = _Ahead(plan, getattr(self, "_num_workers", 0))
+            if plan.k is not None:
+                _S.counters.loader_ks.add(plan.k)
             d["_mtier_ahead"] = ahead
             weakref.finalize(self, ahead.release)
         return ahead.next(self, pull)
@@ -374,6 +383,20 @@ def _patch_loader(torch):
 
 # ---- Start and exit -------------------------------------------------------
 
+def set_loader_lookahead(loader, k):
+    """mtier.lookahead(loader, k): this loader's batches are kept k ahead
+    (its iterators made from now on)."""
+    plan = _PLANS.get(loader)
+    if plan is None:
+        plan = _PLANS[loader] = _Plan()
+    plan.k = k
+
+
+def current_batch():
+    """The batch being computed (0 before the integration started)."""
+    return _S.batch_no if _S is not None else 0
+
+
 def _lookahead_option():
     text = os.environ.get("MTIER_LOOKAHEAD", "1").strip() or "1"
     try:
@@ -387,7 +410,8 @@ def _lookahead_option():
 
 def _summary():
     c = _S.counters
-    say(f"torch (pid {os.getpid()}): lookahead K={_S.k}: {c.batches_ahead} batches named ahead "
+    own = f", mtier.lookahead K={','.join(map(str, sorted(c.loader_ks)))}" if c.loader_ks else ""
+    say(f"torch (pid {os.getpid()}): lookahead K={_S.k}{own}: {c.batches_ahead} batches named ahead "
         f"({c.loader_calls} calls), {c.covered} embedding ops found their rows named "
         f"already ({c.waited} waited for the reads), {c.prehook_calls} named by the pre-hook, "
         f"{c.routes} loader routes learned")
@@ -400,7 +424,7 @@ def activate(torch):
         return "active"
     lib = _lib.load()
     if lib is None:
-        return "inactive: libmtier.so is not loaded in this process"
+        return "inactive: libmtier.so.0 is not loaded in this process"
     if not hasattr(torch.nn.modules.module, "register_module_forward_pre_hook"):
         return f"inactive: torch {torch.__version__} has no global module pre-hooks"
     k, warning = _lookahead_option()

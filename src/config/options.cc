@@ -209,7 +209,7 @@ int find_option(std::string_view name) { return runtime_option_table().find(name
 const char* option_source_name(OptionSource s) {
   switch (s) {
     case OptionSource::kDefault: return "default";
-    case OptionSource::kFile: return "/etc/mtier.conf";
+    case OptionSource::kFile: return kSystemConfigPath;
     case OptionSource::kConf: return "MTIER_CONF";
     case OptionSource::kEnv: return "environment";
     case OptionSource::kApi: return "API";

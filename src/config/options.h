@@ -1,7 +1,7 @@
 // The runtime's option table (mimalloc options.c): every option has a name, a
 // type, a default, an accepted range and a help line; the table type and its
 // parsers are shared with mtierd (config/option_table.h). Sources, later wins: built-in
-// defaults, /etc/mtier.conf, the MTIER_CONF file or string, MTIER_<NAME>
+// defaults, kSystemConfigPath (SYSCONFDIR/mtier.conf), the MTIER_CONF file or string, MTIER_<NAME>
 // variables (jemalloc's order). Parsing allocates only std::string/vector and
 // is done once at init; nothing here runs on the fault path.
 #pragma once
@@ -13,8 +13,12 @@
 
 namespace mtier {
 
+// The system's file, read first: configure's --sysconfdir (/etc in the
+// packages, /usr/local/etc by default) and mtier.conf.
+inline constexpr const char* kSystemConfigPath = MTIER_SYSCONFDIR "/mtier.conf";
+
 enum class OptionSource { kDefault, kFile, kConf, kEnv, kApi };
-const char* option_source_name(OptionSource s);  // "default", "/etc/mtier.conf", ...
+const char* option_source_name(OptionSource s);  // "default", kSystemConfigPath, ...
 
 // The options in effect. Sizes are bytes; a size option may be given as
 // "64M", "2G", "4096", and where the table allows it as "25%" of a base
@@ -96,9 +100,10 @@ class OptionSet {
   // MTIER_LOOKAHEAD, MTIER_TORCH, MTIER_JOB, MTIER_TEST_*.
   // The environment is ignored for setuid/setgid programs (AT_SECURE).
   [[nodiscard]] int load_env(char** envp, std::string* why);
-  // All sources in order: /etc/mtier.conf (or `etc_path`), MTIER_CONF
+  // All sources in order: kSystemConfigPath (or `etc_path`), MTIER_CONF
   // (a path if it names a readable file, else option text), MTIER_* env.
-  [[nodiscard]] int load_all(char** envp, std::string* why, const char* etc_path = "/etc/mtier.conf");
+  [[nodiscard]] int load_all(char** envp, std::string* why,
+                             const char* etc_path = kSystemConfigPath);
 
   const Options& get() const { return opts_; }
   Options& mutable_get() { return opts_; }

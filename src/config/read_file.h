@@ -1,4 +1,4 @@
-// The one way a configuration file is read: mtier.conf (/etc/mtier.conf and
+// The one way a configuration file is read: mtier.conf (SYSCONFDIR/mtier.conf and
 // an MTIER_CONF path, read by libmtier.so at start and by `mtier`) and
 // mtierd.conf (mtierd, mtierd --check-config, SIGHUP). Bounded and never
 // blocking: a configuration file is a regular file of at most

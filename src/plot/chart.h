@@ -28,4 +28,9 @@ enum class ChartFormat { kPng, kSvg, kPdf };
 // -EINVAL with *err naming the three.
 int chart_format(const std::string& path, ChartFormat* format, std::string* err);
 
+// Whether charts can be written: 0 when mtier was built with cairo, else
+// -ENOTSUP with *err naming the package to build with (a tool checks this
+// before its work, so that it refuses at once with that one line).
+int charts_available(std::string* err);
+
 }  // namespace mtier::plot

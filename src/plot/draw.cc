@@ -130,22 +130,6 @@ cairo_surface_t* create_surface(ChartFormat format, Sink* sink, unsigned w, unsi
 
 }  // namespace
 
-int chart_format(const std::string& path, ChartFormat* format, std::string* err) {
-  const size_t dot = path.rfind('.');
-  std::string ext = dot == std::string::npos ? "" : path.substr(dot + 1);
-  for (char& ch : ext) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  if (ext == "png") {
-    *format = ChartFormat::kPng;
-  } else if (ext == "svg") {
-    *format = ChartFormat::kSvg;
-  } else if (ext == "pdf") {
-    *format = ChartFormat::kPdf;
-  } else {
-    return fail(err, "'" + path + "': a chart is written as .png, .svg or .pdf");
-  }
-  return 0;
-}
-
 int text_width(std::string_view s, Font f) {
   if (s.empty()) return 0;
   Measure m(f);

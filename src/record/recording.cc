@@ -12,8 +12,8 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
+#include <array>
 #include <bit>
 #include <cerrno>
 #include <cmath>
@@ -21,12 +21,14 @@
 #include <string_view>
 #include <utility>
 
+#include "util/crc32c.h"
+
 namespace mtier::record {
 namespace {
 
 // ------------------------------------------------------------ format limits
 
-constexpr char kMagic[] = {'M', 'T', 'R', 'E', 'C', '\0', '\1', '\n'};
+constexpr char kMagic[] = {'M', 'T', 'R', 'E', 'C', '\0', '\2', '\n'};  // format 2
 constexpr size_t kMagicBytes = sizeof(kMagic);
 constexpr size_t kVersionAt = 6;  // the byte of kMagic that holds the format version
 
@@ -167,11 +169,28 @@ std::string_view clip_utf8(std::string_view s, size_t max) {
   return s.substr(0, n);
 }
 
-uint32_t crc_of(std::string_view b) {
-  // crc32 takes uInt lengths; records are far below 4 GiB (kMaxPayloadBytes).
-  uLong crc = crc32(0L, Z_NULL, 0);
-  return static_cast<uint32_t>(
-      crc32(crc, reinterpret_cast<const Bytef*>(b.data()), static_cast<uInt>(b.size())));
+// CRC-32/ISO-HDLC (zlib's crc32(), gzip's, PNG's): format 1's record
+// checksum, kept to read recordings of mtier 0.1; nothing writes it now.
+// crc32_iso_hdlc("123456789") == 0xCBF43926.
+uint32_t crc32_iso_hdlc(std::string_view b) {
+  static const auto table = [] {
+    std::array<uint32_t, 256> t{};
+    for (uint32_t i = 0; i < 256; ++i) {
+      uint32_t c = i;
+      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+      t[i] = c;
+    }
+    return t;
+  }();
+  uint32_t c = 0xFFFFFFFFu;
+  for (unsigned char ch : b) c = table[(c ^ ch) & 0xFF] ^ (c >> 8);
+  return c ^ 0xFFFFFFFFu;
+}
+
+// A record's checksum in format `version`: CRC-32C from format 2 on (the
+// project's own, util/crc32c.h), CRC-32/ISO-HDLC in format 1.
+uint32_t crc_of(std::string_view b, unsigned version = kRecordingVersion) {
+  return version >= 2 ? crc32c(b.data(), b.size()) : crc32_iso_hdlc(b);
 }
 
 uint32_t load_u32(std::string_view b, size_t at) {
@@ -180,7 +199,7 @@ uint32_t load_u32(std::string_view b, size_t at) {
   return v;
 }
 
-// type, payload_bytes, payload, crc32 of the three.
+// type, payload_bytes, payload, the CRC-32C of the three (format 2).
 std::string frame(uint32_t type, std::string_view payload) {
   Out o;
   o.u32(type);
@@ -413,25 +432,27 @@ void set_why(std::string* why, std::string line) {
 std::string errno_line(const std::string& path, int err) { return path + ": " + strerror(err); }
 
 // Checks the 8-byte magic; the version byte must be 1..kRecordingVersion.
-int check_magic(std::string_view b, std::string* problem) {
+// 0 with *version set, or -EINVAL with *problem.
+int check_magic(std::string_view b, unsigned* version, std::string* problem) {
   if (b.size() < kMagicBytes || memcmp(b.data(), kMagic, kVersionAt) != 0 ||
       b[kMagicBytes - 1] != kMagic[kMagicBytes - 1] || b[kVersionAt] == 0) {
     *problem = "not an mtier recording";
     return -EINVAL;
   }
-  const unsigned version = static_cast<unsigned char>(b[kVersionAt]);
-  if (version > kRecordingVersion) {
-    *problem = "was written by a newer mtier (format " + std::to_string(version) +
-               "; this one reads format " + std::to_string(kRecordingVersion) + ")";
+  const unsigned v = static_cast<unsigned char>(b[kVersionAt]);
+  if (v > kRecordingVersion) {
+    *problem = "was written by a newer mtier (format " + std::to_string(v) +
+               "; this one reads formats 1 to " + std::to_string(kRecordingVersion) + ")";
     return -EINVAL;
   }
+  *version = v;
   return 0;
 }
 
 // One record's framing at byte `at` of `b` (at < b.size()): "" with its type
 // and payload when it is complete and its checksum holds, else what is wrong.
-std::string next_record(std::string_view b, size_t at, uint64_t number, uint32_t* type,
-                        std::string_view* payload) {
+std::string next_record(std::string_view b, size_t at, uint64_t number, unsigned version,
+                        uint32_t* type, std::string_view* payload) {
   const std::string where = "record " + std::to_string(number) + " at byte " + std::to_string(at);
   const size_t left = b.size() - at;
   if (left < kHeaderBytes) return "cut off inside " + where + " (a crash while recording?)";
@@ -441,7 +462,7 @@ std::string next_record(std::string_view b, size_t at, uint64_t number, uint32_t
            std::to_string(kMaxPayloadBytes) + " a record may hold (damaged?)";
   }
   if (left < kFrameBytes + n) return "cut off inside " + where + " (a crash while recording?)";
-  if (load_u32(b, at + kHeaderBytes + n) != crc_of(b.substr(at, kHeaderBytes + n))) {
+  if (load_u32(b, at + kHeaderBytes + n) != crc_of(b.substr(at, kHeaderBytes + n), version)) {
     return where + " fails its checksum (damaged?)";
   }
   *type = load_u32(b, at);
@@ -468,13 +489,13 @@ std::string take_record(uint32_t type, std::string_view payload, Recording* rec)
 // Walks the records of a whole file into *rec. 0 (a bad tail only sets
 // rec->truncated), or -EINVAL with *problem when the magic is wrong.
 int scan_records(std::string_view b, Recording* rec, std::string* problem) {
-  if (int rc = check_magic(b, problem); rc != 0) return rc;
+  if (int rc = check_magic(b, &rec->version, problem); rc != 0) return rc;
   size_t at = kMagicBytes;
   rec->valid_bytes = at;
   for (uint64_t number = 1; at < b.size(); ++number) {
     uint32_t type = 0;
     std::string_view payload;
-    std::string bad = next_record(b, at, number, &type, &payload);
+    std::string bad = next_record(b, at, number, rec->version, &type, &payload);
     if (bad.empty()) {
       bad = take_record(type, payload, rec);
       if (!bad.empty()) {
@@ -598,6 +619,13 @@ int open_for_append(const std::string& path, int* fd_out, std::string* why) {
     set_why(why, rc == -EBUSY ? path + ": another writer has it open" : errno_line(path, -rc));
   } else if ((rc = scan_records(bytes, &rec, &problem)) != 0) {
     set_why(why, path + ": " + problem);
+  } else if (rec.version != kRecordingVersion) {
+    // Its records are checksummed the old way, which this mtier reads but
+    // no longer writes: a session of each kind in one file would not read.
+    rc = -EINVAL;
+    set_why(why, path + ": format " + std::to_string(rec.version) + " (mtier 0.1), which " +
+                     "--append cannot extend with format " + std::to_string(kRecordingVersion) +
+                     " records; record into a new file");
   } else if (rec.valid_bytes < bytes.size() &&
              ftruncate(fd, static_cast<off_t>(rec.valid_bytes)) != 0) {
     rc = -errno;

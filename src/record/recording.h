@@ -1,10 +1,12 @@
 // Recordings of `mtier record`: a versioned binary file of snapshots
 // (snapshot.h) taken at an interval, documented in docs/recording.md.
 //
-// A file is the 8-byte magic "MTREC\x00\x01\n" (format version 1) followed by
+// A file is the 8-byte magic "MTREC\x00\x02\n" (format version 2) followed by
 // records, each one self-delimiting and checksummed:
-//   u32 type, u32 payload_bytes, payload, u32 crc32 (zlib's, over type,
+//   u32 type, u32 payload_bytes, payload, u32 CRC-32C (over type,
 //   payload_bytes and payload), all little-endian.
+// Format 1 (mtier 0.1) differs only in its checksum, CRC-32/ISO-HDLC (zlib's
+// crc32): it is still read, but not appended to.
 // Type 1 INFO starts a session (what was recorded, how, by whom); type 2
 // SNAPSHOT holds one Snapshot. A writer adds each record with one write()
 // to a file opened O_APPEND, so a recording cut off by a crash is readable
@@ -20,7 +22,7 @@
 
 namespace mtier::record {
 
-inline constexpr uint32_t kRecordingVersion = 1;
+inline constexpr uint32_t kRecordingVersion = 2;  // the format written
 
 struct SessionInfo {
   uint64_t start_unix_ms = 0;
@@ -41,6 +43,7 @@ struct Recording {
   bool truncated = false;
   std::string tail_problem;
   uint64_t valid_bytes = 0;  // bytes up to the end of the last good record
+  unsigned version = 0;      // the file's format (1: mtier 0.1's CRC-32 records)
 };
 
 // Reads the whole file. 0 (also when truncated: see Recording::truncated),

@@ -10,6 +10,8 @@ set -eu
 : "${abs_top_srcdir:?run from make check}"
 skip() { echo "SKIP: $*"; exit 77; }
 fail() { echo "FAIL: $*"; exit 1; }
+# built_with Cairo|Microhttpd: whether configure found it (src/build_config.h).
+built_with() { grep -q "kHave$1 = true" "$abs_top_builddir/src/build_config.h"; }
 MTIERD="$abs_top_builddir/daemon/mtierd"
 MTIER="$abs_top_builddir/tools/mtier"
 HOT_RANGE="$abs_top_builddir/tests/daemon/hot_range"

@@ -9,6 +9,8 @@ set -eu
 : "${abs_top_srcdir:?run from make check}"
 skip() { echo "SKIP: $*"; exit 77; }
 fail() { echo "FAIL: $*"; exit 1; }
+# built_with Cairo|Microhttpd: whether configure found it (src/build_config.h).
+built_with() { grep -q "kHave$1 = true" "$abs_top_builddir/src/build_config.h"; }
 LIBMTIER="$abs_top_builddir/lib/.libs/libmtier.so"
 PRELOAD_BIN="$abs_top_builddir/tests/preload"
 PYTHON=/usr/bin/python3

@@ -241,6 +241,11 @@ def build_argparser():
                         "the DataLoader's workers (forked after the tables "
                         "and the dataset exist) read them. Default 0: each "
                         "step's batch generated on its own")
+    p.add_argument("--mtier-lookahead", type=int, default=None, metavar="K",
+                   help="import mtier and hand the DataLoader to "
+                        "mtier.lookahead(loader, K) (with --loader): the "
+                        "explicit API; without mtier's library in the process "
+                        "it changes nothing")
     p.add_argument("--layout", choices=["list", "stacked"], default="list",
                    help="'list' (default): per table a 1-D ids tensor with "
                         "offsets, EmbeddingBag(ids, offsets); 'stacked': one "
@@ -433,10 +438,11 @@ class InMemoryDataset:
         return self.dense[idx], sparse, self.labels[idx]
 
 
-def step_inputs(torch, w, layout, loader, workers, dataset=None):
+def step_inputs(torch, w, layout, loader, workers, dataset=None, mtier_k=None):
     """The steps' inputs: a plain generator, or a DataLoader over a
     map-style dataset whose item i is step i's whole batch (generated, or
-    gathered from the in-memory dataset)."""
+    gathered from the in-memory dataset; given to mtier.lookahead(loader,
+    mtier_k) when mtier_k is not None)."""
     if not loader:
         return (to_inputs(torch, b, layout) for b in w.batches())
     source = dataset or w
@@ -448,8 +454,15 @@ def step_inputs(torch, w, layout, loader, workers, dataset=None):
         def __getitem__(self, i):
             return to_inputs(torch, source.step_batch(i), layout)
 
-    return torch.utils.data.DataLoader(Steps(), batch_size=None, shuffle=False,
-                                       num_workers=workers)
+    dl = torch.utils.data.DataLoader(Steps(), batch_size=None, shuffle=False,
+                                     num_workers=workers)
+    if mtier_k is None:
+        return dl
+    import mtier
+    dl = mtier.lookahead(dl, mtier_k)
+    log(f"mtier {mtier.__version__} from {os.path.dirname(mtier.__file__)}: "
+        f"active {mtier.active()}, {mtier.status()}")
+    return dl
 
 
 def main():
@@ -477,6 +490,8 @@ def main():
         sys.exit("dlrm_train.py: --workers wants --loader and a count >= 0")
     if args.dataset_bytes and not args.loader:
         sys.exit("dlrm_train.py: --dataset-bytes wants --loader")
+    if args.mtier_lookahead is not None and not args.loader:
+        sys.exit("dlrm_train.py: --mtier-lookahead wants --loader")
     w = Workload(tables, batch, steps, args.pooling, args.dense_features, args.seed,
                  fixed_pooling=args.layout == "stacked")
 
@@ -518,7 +533,7 @@ def main():
     io_start = io_counts()
     out = sys.stdout
     for step, inputs in enumerate(step_inputs(torch, w, args.layout, args.loader,
-                                              args.workers, dataset)):
+                                              args.workers, dataset, args.mtier_lookahead)):
         if step == 0 and args.loader and args.workers > 0:
             # Before the first update: from then on a forked worker also
             # keeps the old copy of every table page this process writes.

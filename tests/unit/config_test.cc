@@ -363,7 +363,8 @@ TEST(LoadText, BadValueAndUnknownNameCarryTheLine) {
   OptionSet o;
   std::string why;
   EXPECT_EQ(o.load_text("# c\nqueue_depth = 0\n", OptionSource::kFile, &why), -EINVAL);
-  EXPECT_EQ(why, "/etc/mtier.conf:2: queue_depth: \"0\" is out of range (1 to 32768)");
+  EXPECT_EQ(why, std::string(kSystemConfigPath) +
+                     ":2: queue_depth: \"0\" is out of range (1 to 32768)");
   EXPECT_EQ(o.load_text("dram_bytes=1G\nlow_watermrk = 5\n", OptionSource::kConf, &why), -EINVAL);
   EXPECT_EQ(why, "MTIER_CONF:2: unknown option \"low_watermrk\" (did you mean \"low_watermark\"?)");
 }
@@ -386,8 +387,8 @@ TEST(LoadText, WatermarksCheckedAfterTheWholeText) {
   EXPECT_EQ(o.load_text("low_watermark = 90\nhigh_watermark = 85\n", OptionSource::kFile, &why),
             -EINVAL);
   EXPECT_EQ(why,
-            "low_watermark = 90 (/etc/mtier.conf) must be below high_watermark = 85 "
-            "(/etc/mtier.conf)");
+            "low_watermark = 90 (" MTIER_SYSCONFDIR "/mtier.conf) must be below "
+            "high_watermark = 85 (" MTIER_SYSCONFDIR "/mtier.conf)");
   EXPECT_EQ(o.get().low_watermark, 70u);
 }
 
@@ -558,7 +559,7 @@ TEST(LoadAll, WatermarksCheckedAcrossSources) {
   EXPECT_EQ(o.load_all(bad.envp(), &why, etc.c_str()), -EINVAL);
   EXPECT_EQ(why,
             "low_watermark = 85 (environment) must be below high_watermark = 80 "
-            "(/etc/mtier.conf)");
+            "(" MTIER_SYSCONFDIR "/mtier.conf)");
   Env fix{"MTIER_LOW_WATERMARK=70"};
   ASSERT_EQ(o.load_all(fix.envp(), &why, etc.c_str()), 0) << why;
   EXPECT_EQ(o.get().high_watermark, 80u);
@@ -615,7 +616,8 @@ TEST(Describe, ValuesReadBackUnchanged) {
 
 TEST(SourceName, AllSources) {
   EXPECT_STREQ(option_source_name(OptionSource::kDefault), "default");
-  EXPECT_STREQ(option_source_name(OptionSource::kFile), "/etc/mtier.conf");
+  // configure's --sysconfdir, not a fixed /etc (the packages configure /etc).
+  EXPECT_STREQ(option_source_name(OptionSource::kFile), MTIER_SYSCONFDIR "/mtier.conf");
   EXPECT_STREQ(option_source_name(OptionSource::kConf), "MTIER_CONF");
   EXPECT_STREQ(option_source_name(OptionSource::kEnv), "environment");
   EXPECT_STREQ(option_source_name(OptionSource::kApi), "API");

@@ -1,6 +1,7 @@
 // Unit tests for the daemon's leaf parts: the settings table and config
 // parser (daemon/daemon_config), the command line (daemon/cli), sd_notify
 // (daemon/sd_notify), and man/mtierd.8 against the table.
+#include "build_config.h"
 #include "cli.h"
 #include "daemon_config.h"
 #include "metrics_http.h"
@@ -150,6 +151,20 @@ TEST(MetricsAddress, ScrapesAskForRendersAndGetTheFreshText) {
   });
   EXPECT_EQ(m.scrape(9'000'000'000), "a 2\n");  // stale: waited for the render
   late.join();
+}
+
+// Built without libmicrohttpd, an address is still checked, and then
+// refused in one line that names the package; "none" is no endpoint.
+TEST(MetricsAddress, WithoutLibmicrohttpdStartNamesThePackage) {
+  if (build::kHaveMicrohttpd) GTEST_SKIP() << "built with libmicrohttpd (the daemon tests serve)";
+  MetricsHttp m;
+  std::string why;
+  EXPECT_EQ(m.start("127.0.0.1:", &why), -EINVAL);
+  EXPECT_EQ(m.start("none", &why), 0);
+  EXPECT_EQ(m.start("127.0.0.1:9477", &why), -ENOTSUP);
+  EXPECT_NE(why.find("libmicrohttpd-dev"), std::string::npos) << why;
+  EXPECT_EQ(why.find('\n'), std::string::npos) << why;
+  EXPECT_FALSE(m.serving());
 }
 
 TEST(DaemonConfig, Defaults) {
@@ -413,7 +428,7 @@ std::string usage_error_of(Argv args) {
 TEST(Cli, NoArgumentsRuns) {
   CliResult r = parse_ok({});
   EXPECT_EQ(r.action, CliAction::kRun);
-  EXPECT_EQ(r.config_path, "/etc/mtier/mtierd.conf");
+  EXPECT_EQ(r.config_path, MTIER_SYSCONFDIR "/mtier/mtierd.conf");
   EXPECT_FALSE(r.config_required);
   EXPECT_TRUE(r.overrides.empty());
 }
@@ -444,7 +459,7 @@ TEST(Cli, Version) {
 TEST(Cli, CheckConfigForms) {
   CliResult r = parse_ok({"--check-config"});
   EXPECT_EQ(r.action, CliAction::kCheckConfig);
-  EXPECT_EQ(r.config_path, "/etc/mtier/mtierd.conf");
+  EXPECT_EQ(r.config_path, MTIER_SYSCONFDIR "/mtier/mtierd.conf");
   EXPECT_FALSE(r.config_required);
   r = parse_ok({"--check-config", "/a.conf"});
   EXPECT_EQ(r.action, CliAction::kCheckConfig);

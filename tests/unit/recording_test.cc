@@ -8,7 +8,6 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <bit>
 #include <cerrno>
@@ -26,6 +25,7 @@
 #include "temp_dir.h"
 
 #include "record/snapshot.h"
+#include "util/crc32c.h"
 
 namespace mtier::record {
 namespace {
@@ -77,10 +77,7 @@ struct Bytes {
   }
 };
 
-uint32_t crc(const std::string& b) {
-  return static_cast<uint32_t>(crc32(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(b.data()),
-                                     static_cast<uInt>(b.size())));
-}
+uint32_t crc(const std::string& b) { return crc32c(b.data(), b.size()); }
 
 // A record framed as docs/recording.md says.
 std::string framed(uint32_t type, const std::string& payload) {
@@ -89,7 +86,7 @@ std::string framed(uint32_t type, const std::string& payload) {
   return b.u32(crc(b.s)).s;
 }
 
-const std::string kMagic("MTREC\0\1\n", 8);
+const std::string kMagic("MTREC\0\2\n", 8);  // format 2
 
 SessionInfo sample_info(int n) {
   SessionInfo i;
@@ -682,15 +679,76 @@ TEST(Recording, RefusesANewerFormat) {
   ASSERT_TRUE(dir.ok());
   const std::string path = dir.file("new.mtrec");
   std::string magic = kMagic;
-  magic[6] = 2;
+  magic[6] = 3;
   spit(path, magic + framed(1, encode_info(sample_info(0))));
   Recording r;
   std::string why;
   EXPECT_EQ(read_recording(path, &r, &why), -EINVAL);
-  EXPECT_EQ(why, path + ": was written by a newer mtier (format 2; this one reads format 1)");
+  EXPECT_EQ(why, path + ": was written by a newer mtier (format 3; this one reads formats 1 to 2)");
   RecordingWriter w;
   EXPECT_EQ(w.open(path, true, sample_info(1), &why), -EINVAL);
-  EXPECT_NE(why.find("newer mtier (format 2"), std::string::npos) << why;
+  EXPECT_NE(why.find("newer mtier (format 3"), std::string::npos) << why;
+}
+
+// Format 1 (mtier 0.1: records checksummed with zlib's crc32) is still read;
+// testdata/recording-v1.mtrec was framed with Python's zlib.crc32: one INFO
+// and two SNAPSHOTs of one process with one table. A changed byte still
+// fails its checksum, and --append refuses the file (its sessions would mix
+// two checksums).
+TEST(Recording, ReadsFormat1AndRefusesToAppendToIt) {
+  const std::string v1 = MTIER_SRCDIR "/tests/unit/testdata/recording-v1.mtrec";
+  Recording r;
+  std::string why;
+  ASSERT_EQ(read_recording(v1, &r, &why), 0) << why;
+  EXPECT_EQ(r.version, 1u);
+  ASSERT_EQ(r.sessions.size(), 1u);
+  EXPECT_EQ(r.sessions[0].start_unix_ms, 1764633600000u);
+  EXPECT_EQ(r.sessions[0].interval_ms, 1000u);
+  EXPECT_EQ(r.sessions[0].command, "python3 train.py");
+  EXPECT_EQ(r.sessions[0].host, "node1");
+  ASSERT_EQ(r.snapshots.size(), 2u);
+  EXPECT_EQ(r.snapshots[1].unix_ms, 1764633602000u);
+  ASSERT_EQ(r.snapshots[1].procs.size(), 1u);
+  ASSERT_EQ(r.snapshots[1].procs[0].tables.size(), 1u);
+  EXPECT_EQ(r.snapshots[1].procs[0].tables[0].name, "emb0");
+  EXPECT_EQ(r.snapshots[1].procs[0].tables[0].place, "DD~ ");
+  EXPECT_FALSE(r.truncated) << r.tail_problem;
+
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string copy = dir.file("old.mtrec");
+  const std::string bytes = slurp(v1);
+  spit(copy, bytes);
+  RecordingWriter w;
+  EXPECT_EQ(w.open(copy, true, sample_info(0), &why), -EINVAL);
+  EXPECT_EQ(why, copy + ": format 1 (mtier 0.1), which --append cannot extend with format 2 "
+                        "records; record into a new file");
+  EXPECT_EQ(slurp(copy), bytes);
+
+  std::string damaged = bytes;
+  damaged[damaged.size() - 6] ^= 1;  // a place char of the last snapshot
+  spit(copy, damaged);
+  ASSERT_EQ(read_recording(copy, &r, &why), 0) << why;
+  EXPECT_EQ(r.snapshots.size(), 1u);
+  EXPECT_TRUE(r.truncated);
+  EXPECT_NE(r.tail_problem.find("fails its checksum"), std::string::npos) << r.tail_problem;
+}
+
+// A format 2 file is format 1's with CRC-32C in place of CRC-32: the same
+// records framed the old way do not pass as format 2.
+TEST(Recording, Format2ChecksumsWithCrc32c) {
+  TempDir dir;
+  ASSERT_TRUE(dir.ok());
+  const std::string path = dir.file("a.mtrec");
+  write_file(path, 1);
+  std::string bytes = slurp(path);
+  ASSERT_EQ(bytes.substr(0, 8), std::string("MTREC\0\2\n", 8));
+  bytes[6] = 1;  // claims format 1: its CRC-32C no longer holds as CRC-32
+  spit(path, bytes);
+  Recording r;
+  std::string why;
+  ASSERT_EQ(read_recording(path, &r, &why), -EINVAL);
+  EXPECT_NE(why.find("fails its checksum"), std::string::npos) << why;
 }
 
 TEST(Recording, ReportsUnreadableFiles) {
