@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The checksum's probe: the crc32c every page read from a store is checked
 // against before it is placed (page/page_checksum.h), timed over a buffer
 // the size of the probes' table, page by page in address order. The buffer

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The device's own figure, measured in the same run as the engine's: random
 // 4 KiB writes, then reads, of a file store's slots through one StoreChannel
 // of depth 32 - the same io_uring ring, O_DIRECT and registered buffers that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Probes through the Engine: first touch, sampling MINOR fault, eviction and
 // fetch per store, prefetch, and the sampler's cost to a resident workload.
 // Each builds one engine over one table and tears both down before returning.

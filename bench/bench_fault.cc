@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mtier bench fault: the per-page cost of every fault path (bare UFFDIO_COPY,
 // first touch, PMem and file-store fetch, sampling MINOR fault), eviction
 // throughput to each store, prefetch, the device's own QD32 figure and the

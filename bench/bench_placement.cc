@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Probes 6 and 7: the ways a page can be put in place for the program, to
 // choose the engine's by measurement.
 //

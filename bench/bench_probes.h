@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The measurements behind `mtier bench fault`. Each probe runs once (one
 // run), adds its figures to a Samples map and returns 0 or -errno. Probes
 // that build an Engine build their own and destroy it before returning: an

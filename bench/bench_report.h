@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The report of `mtier bench fault`: the figures (medians across runs), their
 // ratios to their limits, and the goals with PASS/MISS, as a table or as one
 // JSON object.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mtier bench suite: running the configurations (see bench_suite.h).
 #include "bench_suite.h"
 

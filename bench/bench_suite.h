@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mtier bench suite: one trace replayed against every configuration at
 // every DRAM budget (all in DRAM; mtier with a file store; the kernel page
 // cache with and without MADV_RANDOM; kernel swap), with --lookahead K each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mtier bench suite: looking up cells and formatting figures, shared by the
 // report (bench_suite_report.cc) and the goals (bench_suite_goals.cc).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mtier bench suite: the goals, each PASS, MISS or not measured (with why).
 #include <string>
 #include <vector>

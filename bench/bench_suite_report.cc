@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mtier bench suite: the text table, JSON and the plot.
 #include <cinttypes>
 #include <cmath>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Timing helpers for `mtier bench`: per-page touch timing, quantiles, and
 // the figures a benchmark collects (a name -> one value per run).
 #pragma once

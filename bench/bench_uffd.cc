@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Probe 1, the limit for every fault path: a bare userfaultfd on a memfd
 // registered MISSING, with one handler thread that waits in poll() and
 // resolves each fault with UFFDIO_COPY, as the engine's handler does but

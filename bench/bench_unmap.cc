@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Probe 8: what dropping a page's mapping costs the evictor, and whether
 // the kernel batches it. Every dirty victim is unmapped before its
 // write-back (its next access then faults), and each unmap is a TLB

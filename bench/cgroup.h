@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The memory cgroup of the kernel baselines: the suite runs the trainer under
 // a memory limit that the kernel enforces (reclaiming page cache, swapping,
 // OOM-killing), and reads back what the kernel counted. Works with whichever

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // generate(): the trace a WorkloadSpec describes. Every table draws from its
 // own mt19937_64 stream (seeded from spec.seed and the table's index) with
 // distributions written here, so a trace depends only on the spec, not on

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // compute_locality(): whole-trace access counts per (table, row), gathered
 // table by table and sorted, then the hottest-first cumulative shares; and
 // per-(batch, table) distinct counts for the within-batch reuse.

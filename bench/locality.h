@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Locality statistics of a trace, comparable with Meta's dlrm_datasets
 // figures in docs/architecture.md: how concentrated the accesses are on hot rows, the
 // pooling, and how often a row repeats within one batch.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The replayer's lookahead: before batch i it names the pages that batches
 // i+1..i+K will read to the memory below the tables, each batch once, when
 // it enters the window. A training loop knows its next batches (the data

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The oracle's simulation. Both policies run over dense page ids (pages
 // renumbered 0..distinct-1 in order of first reference) so that per-page
 // state is a plain array however sparse the page numbers are.

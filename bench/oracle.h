@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The offline oracle: a page-granularity simulation of a lookup trace that
 // gives, for a cache of C pages, the hit ratio of Belady's MIN (the best any
 // replacement policy can do on that trace) and of exact LRU. The suite prints

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // An unbalanced 4-round Feistel network over the smallest power of two
 // >= n, with cycle walking: re-encrypting until the value falls below n keeps
 // a bijection of [0, 2^bits) a bijection of [0, n) (the cycle through i

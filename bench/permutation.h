@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A seeded pseudo-random permutation of [0, n), evaluated per index in O(1)
 // memory: popular Zipf ranks mapped through it land scattered over a table's
 // pages, as hashed ids do in real models.

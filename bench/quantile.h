@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Small measurement helpers shared by the replayer and `mtier bench`.
 #pragma once
 #include <chrono>

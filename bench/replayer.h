@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The replayer: executes a trace as an embedding-bag forward pass (gather
 // and sum each bag's rows) and backward pass (an SGD update of the same
 // rows) on tables placed in memory of one kind, and measures it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A small DLRM-style sample trainer in C++: embedding-bag forward (sum of
 // pooled rows per table) and an SGD update of the rows it used, over tables
 // with per-table Zipf skew and hashed (scattered) row ids. Deterministic for

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A separate file: bench_probes.h declares mtier::tools::bench, which would
 // hide mtier::bench (the replayer's) from the suite's other files.
 #include "suite_device.h"

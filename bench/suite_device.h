@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mtier bench suite: the device's own speed, measured by the suite in the
 // same run and directory as the configurations, so that each run's pages
 // read and written below DRAM can be turned into the time the device alone

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The swap file of the "swap" kernel baseline: the kernel pages the trainer's
 // memory out to it once the cgroup limit is reached, which is what a user
 // without mtier would configure. Made on the same disk as the benchmark's

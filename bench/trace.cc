@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Trace files. Format version 1, every integer little-endian, every double
 // its IEEE-754 bits as a u64:
 //

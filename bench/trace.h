@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // An embedding lookup trace: for each batch, one bag per (table, sample),
 // each bag a list of row ids. Generated from a WorkloadSpec (deterministic
 // for its seed), written to and read from a versioned binary file so that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sample trainer's lookahead: the rows of the steps ahead named to
 // libmtier through its public C API (mtier_prefetch_rows, _wait, _advance),
 // as any C++ trainer linking libmtier would. It changes where pages are when

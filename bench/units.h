@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How the benchmarks and the tool's reports print a byte count.
 #pragma once
 #include <cstdint>

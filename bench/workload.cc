@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // WorkloadSpec's helpers and the built-in presets.
 //
 // Calibration of the Meta-like presets: the 50/80/90% shares of a trace

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The workload of the benchmark suite: a spec of embedding tables and of the
 // lookups a trainer makes into them (pooling, per-table skew, reuse between
 // batches), and the built-in presets whose statistics follow the facts in

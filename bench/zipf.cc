@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rejection-inversion after Hoermann & Derflinger (1996), as in Apache
 // Commons' Zipf sampler. The integral helpers stay accurate near exponent 1,
 // where (1 - s) log x vanishes.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Zipf-distributed ranks without a table of n entries: rank k in [0, n) with
 // probability proportional to 1/(k+1)^s, sampled in O(1) by rejection-inversion.
 #pragma once

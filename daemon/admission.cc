@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Who mtierd takes on: connection caps (all users, one user), the accept
 // pause when the daemon is out of file descriptors, and the checks of a
 // registration's region (the peer really maps it; its user's regions stay

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mtierd's option table, argv parser, --help text and config loading.
 #include "cli.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mtierd's command line: parsing (no exit() here, so tests can drive it),
 // the --help text, and the config loading the command line asks for: the
 // file (default SYSCONFDIR/mtier/mtierd.conf), then the settings given as options,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One connection to mtierd: who is at the other end (from SO_PEERCRED, never
 // from what it says), its role, and for a registered runtime everything the
 // daemon keeps about that process: its shared segment, the producer side of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The control requests that change what mtierd does, beyond the policy:
 // BUDGET_SET (a tier's node budget) and PIN_SET (a table range kept in a
 // tier), and how pins act on each tick (pins.h).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The daemon's settings table, where each value is stored, and the types
 // only mtierd has; parsing is the shared mechanism's (config/option_table.h).
 #include "daemon_config.h"

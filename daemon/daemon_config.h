@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The settings of mtierd, the node daemon, and their one table, of the
 // table type the runtime's options use (src/config/option_table.h, which
 // also parses them): every setting has a name, a type, a default, an

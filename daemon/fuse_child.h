@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mtierd --fuse MOUNTPOINT: mtierfs(8) run as a child of the daemon, so one
 // unit serves both. mtierfs is a separate program (it links libfuse3; the
 // daemon does not) talking to the daemon over its socket like any control

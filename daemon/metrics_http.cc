@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mtierd's metrics endpoint (see metrics_http.h): the listen address and the
 // text a scrape gets. The server proper is metrics_mhd.cc (libmicrohttpd), or
 // metrics_none.cc where configure found no libmicrohttpd.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mtierd's metrics for Prometheus to scrape: GET /metrics over HTTP on the
 // configured address (metrics_address, 127.0.0.1:9477 by default), served
 // by libmicrohttpd's own thread. That thread never touches the daemon's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mtierd's metrics endpoint served by libmicrohttpd's own thread
 // (metrics_http.h): start, stop and the request handler.
 #include <microhttpd.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mtierd built without libmicrohttpd (configure found none): the address is
 // still checked, then start says in one line that nothing is served and
 // which package serves it; mtierd runs on without the endpoint.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mtierd: the node daemon. Parses the command line and the config file,
 // then serves (server.h) until SIGTERM. Exit status: 0 stopped cleanly or
 // an action (--help, --check-config) succeeded; 1 a failure; 2 usage.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The page moves mtierd counts per table: from the page words it reads at
 // each tick, the place of every page (DRAM, slow tier, store, untouched) is
 // compared with the place seen when it was last read (the tick before, while

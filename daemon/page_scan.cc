@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The bounded scan of the page words (see page_scan.h).
 #include "page_scan.h"
 

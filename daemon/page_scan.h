@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tick's bounded look at the page words: each tick reads the words of
 // at most `budget` pages, all registered processes together, so the tick's
 // cost does not grow with the tables' size. The budget is shared like

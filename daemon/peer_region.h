@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Whether a registering process really maps the region its segment claims:
 // the segment's region_base and region_pages are the peer's word, so before
 // the daemon sizes anything by them it reads the peer's /proc/PID/maps.

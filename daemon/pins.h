@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pins: ranges of a process's table the user wants kept in one tier
 // (mtierfs' .../pin, PIN_SET), applied by mtierd after every plan: a DRAM
 // pin marks its pages kHintKeep and fetches those out of DRAM; a slow or

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sd_notify(3)'s protocol: one datagram on an AF_UNIX socket, no credentials
 // or fds passed.
 #include "sd_notify.h"

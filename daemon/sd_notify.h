@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Readiness and status notification to systemd (sd_notify(3)) without
 // libsystemd: one datagram to the socket named by NOTIFY_SOCKET. mtierd
 // sends "READY=1" once its socket is listening, "STATUS=..." lines, and

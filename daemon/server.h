@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mtierd's event loop: one thread, one epoll set holding the listening
 // socket, every client connection, a signalfd (TERM/INT: stop; HUP: reload)
 // and the policy tick's timerfd. Each tick collects heat from the registered

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The answer to STATUS_REQUEST and HEAT_REQUEST: the daemon (policy,
 // sources, budgets), the node's tiers (capacity, budget, use, traffic), and
 // each registered process it may show the asker (root: all; another user:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The daemon's tick: heat from each registered process's source into its
 // heat model, the table directories kept in step, the policy's plan over
 // every process, and the plan sent as orders through each process's ring.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How the daemon reads its clients' page words without allocating them.
 // The words lie in the client's segment, a shmem memfd the daemon maps
 // shared, and a read fault on a page of it that the client never wrote

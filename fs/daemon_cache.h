@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mtierfs' view of mtierd: the status document fetched at most once per
 // max_age (200 ms in mtierfs), so that `cat` of a whole tree costs one
 // request, and the control requests that writes send. One connection per

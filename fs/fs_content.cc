@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mtierfs' file contents (all but `stats`, see prometheus.cc), from the
 // status document. The formats are mtierfs(8)'s; one value or one
 // "key value" pair a line, so that `cat`, `read` and `awk` take them apart.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mtierfs' log: one line per event, "mtierfs: ...". In the foreground
 // (-f) lines go to standard error (src/log/log.h, ident "mtierfs"), with
 // sd-daemon(3) level prefixes when that is the journal (mtierd --fuse under

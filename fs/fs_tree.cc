@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mtierfs' layout: path recognition, lookups in the status document,
 // ownership and modes, directory listings, number formatting. File contents
 // are in fs_content.cc, writes in fs_write.cc.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The layout of mtierfs (mtierfs(8)), as pure functions over mtierd's status
 // document (docs/protocol.md, "Status"): which paths exist, what each
 // directory lists, who owns each node and with which mode, what each file

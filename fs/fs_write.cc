@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mtierfs' writes: who may write a file, and what a write asks of mtierd.
 // Everything is checked here, before anything is sent, so that a mistake
 // comes back to the writer as EINVAL with its reason in mtierfs' log; the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mtierfs MOUNTPOINT [-o options] [--socket PATH] [-f] [-d] [-s]: mtierd's
 // state and controls as a FUSE file system (mtierfs(8)). This file is glue:
 // the command line (libfuse's own option parsing, as fuse_main does, plus

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mtierd's status as Prometheus text (see prometheus.h).
 #include "prometheus.h"
 

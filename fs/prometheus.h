@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mtierd's status document as Prometheus text exposition (format 0.0.4):
 // what mtierd serves for scraping (daemon/metrics_http.h; mtierd is built
 // with this file and fs_tree.cc) and mtierfs' `stats` file holds. One

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The malloc family, interposed (glibc supports replacing these: its own
 // internal calls go through them too). Each sends a managed-size request to
 // the interposer and everything else, and every pointer mtier did not hand

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "allocators.h"
 
 #include <dlfcn.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Other memory allocators loaded in the process (jemalloc, tcmalloc,
 // mimalloc, ... preloaded beside libmtier.so). Their own mappings are an
 // allocator's arenas, not a program's data: they are never tables. A table

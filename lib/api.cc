@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The C API: a process-wide engine behind plain functions, no exceptions
 // across the boundary (every entry point is noexcept and catches bad_alloc).
 #include <cerrno>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The boundary between the program and the runtime: no exception crosses an
 // interposed function or a C API function. The runtime's C++ code allocates
 // (a name, a map node, the engine and its threads) and may throw; a throw

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The process's one engine, shared by the C API and the preload interposer.
 // Started on first use with the configured options; never destroyed (faults
 // may come until the process exits).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MTIER_STATS=1 / MTIER_VERBOSE=1: a summary at exit, from the engine's
 // figures and those of the tables freed before: two or three lines (the
 // run, its faults and moves, the lookahead).

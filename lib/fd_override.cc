@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // close, close_range, closefrom, dup2 and dup3, interposed: a program that
 // closes "all" its descriptors (daemonising code, launchers, Python's
 // os.closerange) leaves mtier's own alone (sys/runtime_fds.h), so that its

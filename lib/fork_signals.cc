@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fork and SIGSEGV. A forked child of a process whose engine runs reads the
 // parent's tables (uffd/child_attach.h): before fork() returns in the child,
 // it maps the region's memfd privately at the same address and hands a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // munmap and mremap in a forked child over its copy of the parent's region.
 // The copy is one private mapping of the region's memfd registered with
 // the child's userfaultfd (lib/fork_signals.cc): the kernel's own munmap

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The preload interposer's core: which allocations become managed tables,
 // and what the malloc family and the memory-map calls do with them. The
 // extern "C" overrides (alloc_override.cc, mmap_override.cc) are thin

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The interposer's shared state, for its own files only (interposer.cc,
 // region_calls.cc, fork_signals.cc, exit_summary.cc).
 #pragma once

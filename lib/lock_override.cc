@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mlock, mlock2, munlock, mlockall and munlockall, interposed. A lock of
 // table memory holds its pages in DRAM through the engine
 // (Engine::hold_range: brought in, never evicted, counted in the budget;

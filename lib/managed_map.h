@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The interposer's record of what it handed out: one entry per managed
 // allocation (a table), with the parts the program munmapped since.
 // Not thread-safe: the interposer holds its lock around every use.

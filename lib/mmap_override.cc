@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Anonymous memory maps, interposed: a private, anonymous, read-write map of
 // a managed size with no address asked becomes a table; munmap, mremap and
 // madvise of managed memory act on the table (region_calls.cc). Every other

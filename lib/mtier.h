@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mtier: memory tiering for embedding tables larger than DRAM.
  *
  * The public C API of libmtier.so. A table is a page-aligned range of the

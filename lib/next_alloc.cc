@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "next_alloc.h"
 
 #include <dlfcn.h>

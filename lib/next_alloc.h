@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The allocator and memory-map functions the interposer forwards to: the
 // next definitions after libmtier.so (dlsym RTLD_NEXT; normally glibc's),
 // resolved once by an explicit state machine that tolerates recursion

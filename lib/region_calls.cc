@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // munmap, mremap and madvise on managed memory, as the kernel would do them
 // on private anonymous memory: an unmapped part faults (SIGSEGV: it is made
 // PROT_NONE and its pages dropped), a discarded part reads back as zeros, a

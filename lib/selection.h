@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which allocations become managed tables, and their names: allocations of
 // at least min_bytes, or of a size in include_sizes, and never of a size in
 // exclude_sizes; `names` names the selected allocations in order, where "-"

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """mtier's sitecustomize: starts mtier's PyTorch integration, then runs the
 sitecustomize this one shadows (Debian ships one in /etc/python3.X).
 

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # bench-daemon.sh: mtierd's policies against the engine's local CLOCK on the
 # benchmark suite's replay: hit ratio and lookups/s at one DRAM budget,
 # medians of N runs, beside the offline oracle (MIN, LRU), the winner, and

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # bench-ddp.sh: steps/s of a two-rank DDP DLRM-style job (tests/trainer/
 # ddp_train.py, gloo, env-launched ranks) whose ranks need different amounts
 # of DRAM - rank 0 small tables, rank 1 large ones - under one DRAM budget

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """bench-overhead.py: what mtier costs a PyTorch trainer whose tables fit in
 its DRAM budget, measured inside one process.
 

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # bench-trainer.sh: steps/s and set-up time of the DLRM test trainer
 # (tests/trainer/dlrm_train.py) all in DRAM without mtier, under the kernel's
 # swap in a memory cgroup (`mtier bench swap-run`) and under mtier with 0..K

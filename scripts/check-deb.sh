@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds mtier's Debian packages from a release tarball and uses them as an
 # operator would:
 #  1. dpkg-buildpackage -us -uc -b in the unpacked tarball (debian/ is in

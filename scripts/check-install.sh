@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Checks `make install` of a configured, built tree: installs into a scratch
 # DESTDIR and checks that every file lands where configure said (libraries,
 # mtier.h, mtier.pc, programs, man pages, the systemd unit, the Python side,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the Debian 12 packages that mtier's build, tests and demo need,
 # and those that build its own Debian packages (scripts/check-deb.sh).
 # Run as root (or with sudo). Safe to run again: apt-get skips what is there.

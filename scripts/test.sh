@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The README's test command: install what is needed, build with -Werror and
 # run every test (make check), check the packaging (make install into a
 # scratch DESTDIR, the tarball's contents, the Debian packages built from it,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The subcommands' argument parser and messages (cli.h).
 #include "cli.h"
 

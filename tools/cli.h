@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The command line of every `mtier` subcommand: one parser for flags
 // ("--flag VALUE", "--flag=VALUE", "-f VALUE", "-fVALUE", switches, "--"),
 // whose values go through the config module's value parsers (sizes, shares

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mtier bench: dispatches to the benchmarks: the fault path (cmd_bench_fault.cc),
 // the suite with its trace generator and replayer (bench_suite.h), and the
 // swap baseline's environment for any command (cmd_bench_swap_run.cc).

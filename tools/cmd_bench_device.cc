@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mtier bench device: the device's own speed at mtier's I/O pattern - QD32
 // random 4 KiB writes and reads through a file store's channel (the suite's
 // probe, suite_device.h) - on its own, for scripts that turn pages moved into

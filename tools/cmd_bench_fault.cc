@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mtier bench fault: the command line (bench/bench_probes.h says what the
 // probes measure; bench/bench_fault.cc runs them, bench/bench_report.cc
 // prints the figures and goals).

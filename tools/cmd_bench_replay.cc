@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mtier bench replay: replays a trace file once on one kind of table memory
 // and prints the result as one "result key=value ..." line (or, with --json,
 // one JSON object). The suite runs

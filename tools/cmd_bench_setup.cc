@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mtier bench setup: a DLRM trainer's set-up - each table initialised the
 // usual way: a float64 temporary written front to back, read back into the
 // float32 table, freed - with tables bigger than the DRAM budget, run all in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mtier bench suite: the command line (see bench_suite.h for what it runs).
 #include <unistd.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mtier bench swap-run: runs a command as the kernel's swap baseline (no
 // mtier): in a fresh memory cgroup of a given limit, swap allowed, with a
 // swap file of its own on the disk of the benchmark's store (demo_swap.h

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mtier bench trace: generates an embedding lookup trace from a preset,
 // prints its statistics beside the preset's targets, and writes it to a file
 // that `mtier bench replay` and `mtier bench suite --trace` replay; --json

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mtier demo: the sample trainer on one generated workload, side by side:
 // all tables in DRAM (dram), the kernel's swap under a memory cgroup of the
 // DRAM budget (swap; root only), mtier with the budget and a file store

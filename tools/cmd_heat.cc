@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mtier heat [PID] [--table NAME|ID] [--interval MS] [--count N] [--buckets N]
 // [--socket PATH] [--no-color] [--json]: the heat mtierd samples per table,
 // drawn as a live, refreshing heat map on a terminal (heat_view.h lays out

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mtier policy list | get | set NAME [KEY=VALUE...]: the tiering policies
 // mtierd offers (with every tunable), the one in effect, and switching it at
 // run time. `set` checks the name and parameters here first, so a typo is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mtier record: snapshots of mtierd's view of one process (heat per slice of
 // each table, where the slices live, residency, page moves) every interval,
 // written to a recording (src/record/recording.h, docs/recording.md) for

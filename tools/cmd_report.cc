@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mtier report heatmap|wss|tables|migrations FILE: what a recording of
 // `mtier record` says, as text, JSON or CSV on stdout, or as a chart
 // (--output x.png | x.svg | x.pdf) drawn through cairo (src/plot/).

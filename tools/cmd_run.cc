@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mtier run: a launcher in the manner of numactl and heaptrack. It puts
 // the runtime, libmtier.so.0 (its soname: the runtime package installs no
 // libmtier.so, which is the -dev package's link), first in LD_PRELOAD and mtier's options in MTIER_* variables,

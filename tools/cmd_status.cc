@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mtier status [PID | --job NAME] [--json] [--socket PATH]: what mtierd knows: its policy
 // and heat sources, and each registered process's budget, residency per tier
 // and tables. The daemon answers with JSON (docs/protocol.md); --json prints

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The mtier command's subcommands: each returns the process exit status
 // (0 ok, 1 failure, 2 usage error) and prints its own --help.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `mtier demo` runs each configuration in a child process of its own: a
 // fresh engine per mtier run (its statistics, peak residency and heat map
 // are that run's), and the kernel's swap baseline inside a memory cgroup,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `mtier demo`'s heat map: taken inside the mtier run's child right after
 // the last training step (before the weights are hashed, which reads every
 // table once), carried to the parent as plain data, drawn there as text.

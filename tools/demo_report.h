@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `mtier demo`'s results, side by side: the text table (and the heat map)
 // or one JSON object, the bit-identity of every run against all-DRAM, and
 // the goal at the 25% budget: mtier+lookahead at >= 0.1x all-DRAM and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `mtier demo`'s configurations: the sample trainer on the same workload,
 // each run in a child process of its own (demo_child.h):
 //   dram             tables malloc'd, no limit

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The environment of the kernel's swap baseline, for `mtier demo` and
 // `mtier bench swap-run`: what a user without mtier would configure: the
 // kernel swapping the tables out under a memory cgroup of the same DRAM

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What `mtier heat` draws, as pure functions of a Snapshot (record/snapshot.h)
 // and the viewer's state, so that the layout is tested without a terminal or
 // a daemon. cmd_heat.cc owns the terminal and the daemon; this file owns the

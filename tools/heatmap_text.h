@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Renders a table's per-extent heat and residency as one line of text: a
 // glyph per extent from a 10-step ramp (" .:-=+*#%@") scaled to the hottest
 // extent of all tables, with ANSI colour (blue cold to red hot) when `color`.

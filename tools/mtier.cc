@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mtier: the command-line tool. One file per subcommand (cmd_*.cc).
 #include <cstdio>
 #include <cstring>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A full-screen terminal for the tool's live views (`mtier heat`), without
 // curses: raw keyboard input, the alternate screen, the window size, and the
 // way back to the terminal as it was. Plain ANSI/xterm sequences, which every

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """mtier's Python side: an unmodified PyTorch trainer under mtier tells the
 lookahead its next batches (mtier(1), "PyTorch"; libmtier(3), "Lookahead").
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The public API of the mtier package (see mtier/__init__.py; mtier(1),
 "PyTorch"; libmtier(3) for the C calls underneath)."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Start-up: waits for torch to be imported, then activates the integration
 (mtier._torch) if libmtier.so.0 is loaded. Costs nothing in a program that
 never imports torch: one finder on sys.meta_path that answers only for

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """ctypes bindings to the libmtier.so.0 already loaded in this process
 (LD_PRELOAD): mtier_table_find and the lookahead calls of libmtier(3).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The torch integration proper: the embedding ops' forward pre-hook and the
 DataLoader lookahead. Activated once, by mtier._boot, after torch's import.
 

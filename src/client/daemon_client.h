@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A control connection to mtierd for the command-line tool: connect to the
 // socket (MTIER_DAEMON_SOCKET, else daemon_socket's default), say HELLO as a
 // control client, send one request and read the REPLY.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The shared option table: value parsers, line, text and environment
 // parsers, the messages of both dialects.
 #include "config/option_table.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one option mechanism of the runtime (mtier.conf, MTIER_*) and the
 // daemon (mtierd.conf, mtierd's command line): a table type (name, type,
 // default, range, help line), one value parser, one "name = value" text and

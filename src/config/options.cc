@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The runtime's option table and the sources of its configuration; the
 // parsers are the shared ones (config/option_table.h).
 #include "config/options.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The runtime's option table (mimalloc options.c): every option has a name, a
 // type, a default, an accepted range and a help line; the table type and its
 // parsers are shared with mtierd (config/option_table.h). Sources, later wins: built-in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Small text helpers shared by the config parsers (mtier.conf, mtierd.conf).
 #pragma once
 #include <cctype>

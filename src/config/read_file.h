@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one way a configuration file is read: mtier.conf (SYSCONFDIR/mtier.conf and
 // an MTIER_CONF path, read by libmtier.so at start and by `mtier`) and
 // mtierd.conf (mtierd, mtierd --check-config, SIGHUP). Bounded and never

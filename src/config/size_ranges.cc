@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "config/size_ranges.h"
 
 #include <cerrno>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Size ranges for the preload's selection options (include_sizes,
 // exclude_sizes): "LO-HI" inclusive, sizes as options take them ("64M"),
 // either end may be left out ("8M-", "-2M"), a single size means exactly

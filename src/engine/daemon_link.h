@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The engine's link to the node daemon mtierd: a thread that registers the
 // process (its shared segment: page words, table directory, hints, order
 // ring) over the daemon's unix socket, carries out the daemon's orders, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The DRAM budget an engine takes when none is given (dram_bytes=0): half
 // of what the process may really use - the machine's memory or its memory
 // cgroup's limit, whichever is less, shared among the job's ranks on this

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Engine operations: tables, stats, description.
 #include "engine/engine.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The engine in the trainer's process: one region, its fault handler, the
 // evictor and sampler, the stores. Created once per process (the C API keeps
 // the instance). All methods are thread-safe; ints are 0 / id or -errno.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Engine construction: sizes, stores, region, userfaultfd, threads.
 #include <unistd.h>
 #include "sys/runtime_fds.h"

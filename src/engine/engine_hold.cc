@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pages the program locks in memory (mlock, mlock2 through the preload):
 // held in DRAM - brought in if they were out, never a victim of any
 // eviction - until it unlocks them, unmaps them or frees their table.

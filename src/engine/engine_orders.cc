@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Migration orders from outside the engine (the daemon's policies, through
 // the daemon link): evict a range out of DRAM, prefetch a range into it, set
 // the DRAM budget. Each is validated against the tables (the daemon is

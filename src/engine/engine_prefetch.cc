@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The lookahead's entry: named rows and ranges turned into the pages of
 // managed tables (deduplicated), handed to the prefetcher.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which job a process is a rank of (see job_identity.h).
 #include "engine/job_identity.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which job a process is a rank of, from its environment: the name mtierd
 // groups ranks by (one DRAM budget per job on a node) and the rank shown
 // beside its pid. Read once, when the engine is made (the link thread must

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Engine::start_line: what MTIER_STATS (`mtier run` on a terminal) says
 // once the engine is up, in one line, after the daemon link's first try.
 #include <sys/stat.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "evict/evictor.h"
 
 #include "evict/page_runs.h"

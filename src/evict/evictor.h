@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The evictor thread: when a memory tier passes its high watermark it moves
 // the coldest pages (CLOCK) out until the low watermark. From DRAM they go to
 // the slow memory tier while it has room (move_pages), else to a store; from

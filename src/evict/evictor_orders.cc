@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The daemon's orders (and mtier_table_evict) carried out by the evictor:
 // evict or demote a range of a table, promote a range back to DRAM.
 #include "evict/evictor.h"

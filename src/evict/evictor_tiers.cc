@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The evictor's moves between memory tiers: cold DRAM pages to the slow
 // memory tier (move_pages through the alias) and the accounting of a move.
 #include "evict/evictor.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs of consecutive pages of one table, as the evictor handles them: a
 // lock over a run's stripes and a walk over the maximal runs of a list.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Attribution of sampled addresses: per pid, the sorted ranges of managed
 // memory {base, pages, owner key}. lookup() turns (pid, address) into the
 // owner and the page index inside its range in O(log n); an address outside

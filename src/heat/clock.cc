@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "heat/clock.h"
 
 #include "sys/page_size.h"

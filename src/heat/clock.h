@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A CLOCK hand over the resident pages of all tables. A page whose referenced
 // bit is set gets a second chance: the bit is cleared and its PTE zapped, so
 // its next access is a MINOR fault that sets the bit again (the access

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Parser of the records a heat source's perf ring holds: PERF_RECORD_SAMPLE
 // laid out by the event's sample_type, and the bookkeeping records
 // (PERF_RECORD_LOST / LOST_SAMPLES, THROTTLE / UNTHROTTLE), which are

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Heat sources: the perf events that give data addresses of accesses made by
 // another process, which of them this machine has, and opening one on a pid.
 //   "pebs"        Intel PEBS load latency (cpu/mem-loads/, and mem-stores),

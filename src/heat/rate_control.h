@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Keeps the cost of perf sampling bounded. Two controls, both pure (the
 // caller passes the counts and the time):
 //   PeriodController  PEBS / IBS: picks the next sample period so that the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The access sampler: zaps the PTEs of a rotating sample of resident pages,
 // at most `scan_rate` pages per second, so that the MINOR faults that follow
 // mark the pages that are really in use (referenced bit, heat). Runs on the

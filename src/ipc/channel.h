@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Whole protocol messages over a connected SOCK_SEQPACKET socket
 // (src/sys/unix_socket.h): encode + send, receive + decode, and the fd
 // bookkeeping in between, so no caller can leak a passed fd. Each message

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The order ring of the ipc segment (segment.h): the daemon (the only
 // producer) sends migration orders to the runtime (the only consumer).
 // ring_slots Orders; ring_head and ring_tail are free-running u64 counts in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "ipc/page_moves.h"
 
 namespace mtier::ipc {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The kinds of page move mtierd counts per table, in the order and with the
 // names of the status document's "moves" object (docs/protocol.md) and of
 // the recordings of `mtier record` (docs/recording.md). The order is part

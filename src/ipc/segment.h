@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The shared-memory segment between the runtime of one trainer process and
 // the node daemon mtierd. The runtime creates it (a sealed memfd), keeps its
 // page words in it, and passes the fd to the daemon over a unix socket; the

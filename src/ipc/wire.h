@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The control-socket wire protocol between mtierd and its clients (the
 // runtime in each trainer process, and control tools): the versioned message
 // set and its encoding. docs/protocol.md is the reference; this file and it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Logging: one stack buffer, vsnprintf and write(2); no stdio streams, no malloc.
 #include "log/log.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Logging that is safe on the fault path and before main: a fixed stack
 // buffer formatted with vsnprintf and written with write(2) to stderr, a
 // per-thread recursion guard (a log call made while logging is dropped), and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The state the engine's threads share: the region, its userfaultfd, the
 // tables, the page locks, the budget and the stores. Owned by Engine; the
 // fault handler, evictor and sampler each hold a reference.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The ranked locks of the LOCKING contract (page/core.h) and, in builds
 // configured with lock checks (--enable-sanitizers or --enable-lock-checks:
 // build::kCheckLockOrder), a per-thread check of the one order in which they

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The checksum an evicted page carries, so that a page that comes back from
 // its store different (overwritten, truncated and extended, a device error)
 // is caught before it is placed: the access gets SIGBUS with the reason,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Striped locks that serialise state transitions of a page (PageState): the
 // fault handler, the evictor and table teardown take the stripe of a page
 // before changing its state (LOCKING in page/core.h: rank kPage, after the

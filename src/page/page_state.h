@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The page state machine (docs/architecture.md, "The page model"), in one
 // place. Every managed page has one 64-bit word; its state changes only
 // through transition(), under the page's stripe lock (PageLocks), and only

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The DRAM budget as a counter of resident pages (pages the memfd holds) and
 // the hand-off between the fault handler, which needs room, and the evictor,
 // which makes it. The handler never waits with a page lock held.

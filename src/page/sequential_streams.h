@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Front-to-back walks over a table's missing pages, recognised so that a
 // fault on the next page of a walk brings the pages after it too, in the
 // same round trip - doubling while the walk goes on, as the kernel's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A managed table: a page-aligned extent of the region with one page word
 // per page and its counters. Tables are created and freed by the registry.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tables of the region: creation carves an extent, lookup maps a fault
 // address to its table, teardown frees it. Readers (fault handler, evictor,
 // sampler) hold the shared lock for a whole batch; create and free take it

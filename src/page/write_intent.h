@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Whether a table's pages, fetched from a store, are mapped writable at
 // once - learned from what became of the pages it mapped write-protected.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tick values and labels for every chart kind (axis.h).
 #include "plot/axis.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal to src/plot (not part of its API): what every chart kind shares
 // so that they look alike and label numbers alike: the text and axis
 // colours, margins and tick sizes, "nice" tick values with their labels, and

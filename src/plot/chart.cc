@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What every build has of src/plot, with cairo or without: the output
 // formats and whether charts can be drawn at all (chart.h).
 #include "plot/chart.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What every chart kind shares in its API: colours, pixel rectangles, and the
 // output formats. A chart is drawn once, through cairo, onto the surface its
 // file's extension names: .png (an image), .svg or .pdf (vectors, real text).

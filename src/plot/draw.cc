@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Drawing helpers and the one writer for every format (draw.h).
 #include "plot/draw.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal to src/plot (not part of its API): drawing through cairo in image
 // pixel coordinates, and the writer that puts one drawing into a PNG, SVG or
 // PDF file. Text uses cairo's toy font API (a sans-serif face, hinting off so

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Heat maps: plan_heatmap lays the chart out (margins sized from the text
 // they hold, the spans of pixels each run of cells covers, the ticks of both
 // axes and of the colour bar, band labels and separators); write_heatmap

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Heat maps as PNG, SVG or PDF (chart.h): a title, a plot area of rows x cols
 // coloured cells (black-blue-red-yellow-white ramp, `heat_colour`), labelled
 // axes with ticks, optional horizontal bands (one per table) named at the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Layout first (plan_line_chart, plan.h: ranges, ticks, margins, the legend's
 // corner), then drawing through cairo in layers: grid, frame and ticks,
 // series lines, markers, legend, titles. Margins are sized from the text they

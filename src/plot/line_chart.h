@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Line charts as PNG, SVG or PDF (chart.h): a title, framed plot area with
 // light grid, labelled axes with tick marks and tick labels (nice 1-2-5 steps
 // on linear axes, decades on a log y axis), each series as a coloured line

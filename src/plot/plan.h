@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal to src/plot (not part of its API): the layout of each chart kind,
 // computed before anything is drawn (text measured with draw.h's fonts), so
 // that every output format puts every mark at the same place, and the tests

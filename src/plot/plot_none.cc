@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // src/plot without cairo (configure found none): every chart refuses with
 // charts_available()'s line, naming the package to build with.
 #include <cerrno>

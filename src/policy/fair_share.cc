@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Weighted water-filling of a page budget (see fair_share.h).
 #include "policy/fair_share.h"
 

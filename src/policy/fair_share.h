@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Dividing a node's memory budget among processes: weighted water-filling
 // (max-min fairness with weights). Every policy's budgets come from here.
 #pragma once

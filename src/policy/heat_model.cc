@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Heat per extent, cooling and per-table sample rates (see heat_model.h).
 #include "policy/heat_model.h"
 

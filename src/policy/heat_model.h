@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The daemon's heat model of one process: per table, a heat and a last-seen
 // tick per extent of E pages, fed by access samples and cooled HeMem-style
 // (every heat halved once per cool period), plus per-table sample rates.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // hot-promote: HeMem's policy. An extent is hot once its heat (decayed
 // sample count) reaches hot_threshold and stays hot until it falls below
 // hot_threshold * cold_ratio (hysteresis, so a page near the threshold does

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // lfu: keeps the most frequently sampled pages in DRAM. Frequency is the
 // heat model's decayed sample count (halved every cool period), so old
 // popularity fades; ties go to the more recently sampled extent.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // lru: keeps the most recently sampled pages in DRAM (the last_seen tick of
 // their extent); ties go to the hotter extent.
 #include "policy/plan_common.h"

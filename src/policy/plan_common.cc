@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The plan() skeleton every policy shares: budgets, keep set, moves, ranges,
 // rate limit (see plan_common.h for the order of the moves and why).
 #include "policy/plan_common.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What every policy in src/policy shares (private to this directory): the
 // tunables and their parsing (TunedPolicy), and the plan() skeleton
 // (KeepSetPolicy): budgets by fair share, then the policy's keep set per

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The policy registry and the parsing of policy parameters (TunedPolicy,
 // declared in plan_common.h).
 #include "policy/policy.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The tiering policy interface of mtierd, the node daemon: what a policy is
 // shown each decision (views of every process's tables: where each page is,
 // the heat of its extents), what it answers (per-process DRAM and slow-tier

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Range merging and the migration rate limit (see rate_limit.h).
 #include "policy/rate_limit.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Post-processing of a plan's move list, shared by every policy: merging
 // moves of adjacent pages into ranges, and the node's migration rate limit.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // static: MTrainS's placement. Each table's bandwidth demand is its sample
 // rate times bytes_per_access; its density is demand per byte of table.
 // The densest tables get DRAM as whole tables while they fit, then the next

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The lookahead prefetcher: brings the pages a program says its next batches
 // read into DRAM before it touches them, at the store's queue depth, and
 // pins them in the window (prefetch/window.h).

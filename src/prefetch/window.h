@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The lookahead window: the pages the current and the next batches named,
 // pinned against eviction until the program advances past the batch that
 // named them last (FBGEMM's SSD cache learned that a prefetch must never

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A Snapshot (snapshot.h) from mtierd: HEAT_REQUEST over the control socket,
 // and the status document it answers with (docs/protocol.md) read into one.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which registered processes a tool follows (see follow.h).
 #include "record/follow.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which registered processes a tool follows (`mtier heat`, `mtier record`):
 // one pid, the ranks of a job (the name mtierd groups them by, see
 // engine/job_identity.h), or a command and every process it started.

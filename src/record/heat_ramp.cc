@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "record/heat_ramp.h"
 
 #include <cstdio>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The text heat ramp every heat map of the tool draws with (`mtier demo`,
 // `mtier heat`, `mtier report heatmap`), so that they all read the same: ten
 // glyphs " .:-=+*#%@" from no heat to the hottest, and in colour an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The recording file of `mtier record` (recording.h), byte by byte as in
 // docs/recording.md. Two rules shape the code:
 //  - Decoding trusts nothing: every count is checked against the bytes left

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Recordings of `mtier record`: a versioned binary file of snapshots
 // (snapshot.h) taken at an interval, documented in docs/recording.md.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `mtier report wss|tables|migrations` (the heat map is report_heatmap.cc):
 // the numbers, then the same numbers as text, JSON or CSV, and the charts.
 #include "record/report.h"

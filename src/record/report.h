@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `mtier report`: what a recording (recording.h) says, as text for the
 // terminal, JSON or CSV, and as charts (plot/) for --output x.png, x.svg or x.pdf.
 //

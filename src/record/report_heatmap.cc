@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `mtier report heatmap`: heat over time per table, as text (a glyph grid
 // per table), JSON, CSV and a HeatmapChart.
 #include <algorithm>

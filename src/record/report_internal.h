@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the reports of report.h share (report.cc, report_heatmap.cc and
 // report_select.cc): which tables a report covers, the heat maps brought to
 // one length, the page-move counters turned into moves per interval, and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The reports' common ground (report_internal.h): choosing the tables,
 // bringing heat maps to one length, counter deltas and number formats.
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One look at what mtierd knows of the processes it serves: per process its
 // budgets and counters, per table its residency per tier, its heat as a row
 // of equal slices, where each slice lives, and the page moves the daemon has

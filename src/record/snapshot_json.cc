@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "record/snapshot_json.h"
 
 #include "util/json.h"

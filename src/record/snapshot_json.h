@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A Snapshot (snapshot.h) as one JSON object: what `mtier heat --json`
 // prints. The names follow mtierd's status document (docs/protocol.md)
 // where the two hold the same figure.

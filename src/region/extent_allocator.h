@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Carves page-aligned extents out of [0, capacity) pages. Best fit over the
 // free extents (least leftover, lowest offset on ties) keeps big holes whole;
 // freed extents coalesce with their neighbours. Not thread-safe: the caller

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one managed virtual region: a memfd (shmem) of `bytes`, mapped shared
 // twice. `base` is the mapping the trainer uses, registered with userfaultfd;
 // `alias` is not registered, so the runtime can reach resident pages (a page's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The file or device behind a store: opened or created, sized, closed.
 #pragma once
 #include <cstdint>

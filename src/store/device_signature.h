@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Whether the start of a block device says it holds data (a filesystem, a
 // partition table, swap, an encrypted or LVM volume), by the magic numbers
 // blkid(8) looks for. A device with one is not taken as a store unless forced.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the file store and the PMem store share: the backing file (closed,
 // and removed if the store created it, when the store goes), the slot
 // allocator over its capacity, and the mode line. Subclasses add the I/O.

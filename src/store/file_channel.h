@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // An I/O channel of the file store: one io_uring ring and `depth` registered
 // staging buffers, used by one thread at a time. I/Os on consecutive slots
 // from consecutive staging buffers go to the device as one transfer.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The file store: slots in a file or block device (NVMe), read and written
 // with io_uring from registered staging buffers, opened O_DIRECT so that the
 // page cache does not hold a second copy of evicted pages.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The PMem store: slots in a DAX device or file mapped with libpmem2. Reads
 // are plain copies from the mapping (or none: direct() hands the fault path
 // the slot's address); writes use pmem2's memcpy and one drain a batch.

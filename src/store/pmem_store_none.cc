@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // open_pmem_store() for a build without libpmem2.
 #include <cerrno>
 

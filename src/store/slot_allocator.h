@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Thread-safe allocator of fixed store slots [0, capacity): single slots
 // reuse the lowest freed one first (which keeps a sparse backing file
 // compact), then bump a high-water mark; runs of consecutive slots (one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Page-aligned 4 KiB staging buffers owned by one store channel.
 #pragma once
 #include <cstddef>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A store is a lower tier that holds evicted pages in fixed 4 KiB slots.
 // Slot management is shared (a Store is thread-safe); I/O goes through a
 // StoreChannel, one per thread (an io_uring ring is not thread-safe).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mtier's own mark on a store file: one 4096-byte page after the slots (at
 // offset `slot_bytes`, so slot offsets are unchanged). An existing non-empty
 // file is taken as a store only if it carries this mark: mtier never

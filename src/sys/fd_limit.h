@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The process's open file limit (RLIMIT_NOFILE).
 #pragma once
 #include <cstdint>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sys/memory_limit.h"
 
 #include <cstdlib>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What memory a process may really use: its memory cgroup's limit (v1 or
 // v2, the least along its cgroup's ancestors) and its own resident set.
 // Read once, when the engine sizes its default DRAM budget.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NUMA memory policy and page migration through libnuma's wrappers
 // (<numaif.h>'s mbind and get_mempolicy, <numa.h>'s numa_move_pages): each
 // returns 0 (or a count / node id where stated) or -errno. The MPOL_*

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The machine's NUMA nodes as libnuma reports them: which exist, their
 // memory, whether they have CPUs, and the distances between them. libnuma
 // reads /sys/devices/system/node itself (the node list once, when it is

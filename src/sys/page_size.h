@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The page size of the managed region, named once. Every page-granular
 // computation in src/ and lib/ (offsets, lengths, alignment, buffer sizes)
 // uses these; 2 MiB pages (hugetlbfs) would change them here. (A store's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Thin perf_event_open(2) layer for the heat sources: the syscall, the ioctls
 // the rate controller needs, and PerfRing, the reader of a sample ring (the
 // perf_event_mmap_page control page followed by 2^n data pages). Every call

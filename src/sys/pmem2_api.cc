@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libpmem2 through dlopen/dlsym (see pmem2_api.h for why it is not linked).
 #include "sys/pmem2_api.h"
 

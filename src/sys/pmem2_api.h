@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libpmem2, loaded with dlopen the first time a PMem store is set up rather
 // than linked: linked, it would pull libndctl, libdaxctl, libudev, libkmod,
 // libcrypto and more into every process that preloads libmtier.so, most of

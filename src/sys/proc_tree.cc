@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Who started whom, from /proc (see proc_tree.h).
 #include "sys/proc_tree.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Who started whom, from /proc: for the tools that follow a command and the
 // processes it starts (`mtier record -- LAUNCHER`: the ranks a launcher
 // spawns register, the launcher itself may not).

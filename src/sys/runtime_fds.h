@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The descriptors the runtime keeps open for its life (the region's memfd,
 // userfaultfds, eventfds, store files, io_uring rings, sockets, pidfds).
 // A program that closes "all" its descriptors (close_range, closefrom, a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared-memory syscalls for segments handed between processes (the runtime's
 // ipc segment, a memfd the daemon receives over a unix socket): sealable
 // memfds, seals, and what fstat/fstatfs say about a received fd. Mapping and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sys/swap_area.h"
 
 #include <sys/syscall.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // swapon(2)/swapoff(2), raw: each returns 0 or -errno. (Named swap_area,
 // not swap, so that it does not shadow the C library's <sys/swap.h>.)
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Whole-file reads for configuration files (mtier.conf, mtierd.conf).
 #pragma once
 #include <sys/types.h>

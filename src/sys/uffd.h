@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Thin userfaultfd layer: every call returns 0 (or a count) or -errno.
 // Constants newer than the 6.1 kernel headers are defined here
 // (docs/architecture.md, "Platform facts").

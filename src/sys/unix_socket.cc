@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sys/unix_socket.h"
 #include "sys/runtime_fds.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Thin AF_UNIX SOCK_SEQPACKET layer for the daemon's control socket: each
 // call returns an fd, a byte count or 0, or -errno. Every fd it creates or
 // receives is O_CLOEXEC (the runtime lives in processes that fork and exec).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Thin io_uring layer (liburing): one ring, owned by one thread at a time.
 // Every int result is 0 (or a count) or -errno.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Memory-mapping and file syscalls used by the region: each returns 0 or -errno.
 #pragma once
 #include <sys/types.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The byte budget of one memory tier and its eviction watermarks, in pages.
 // Integer math only. Rounding: every page count is rounded down, so the
 // watermarks never exceed the budget and a partial page never counts as room:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The machine's memory topology: NUMA nodes (CPUs, size, distances, from
 // libnuma: sys/numa_nodes.h) and the memory tiers they form, fastest first
 // (the kernel's memory_tiering ranks, which libnuma does not read, from

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "uffd/child_attach.h"
 #include "sys/runtime_fds.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The child's side of a fork (uffd/forked_children.h has the parent's).
 #pragma once
 #include "uffd/fork_hello.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "uffd/fault_handler.h"
 #include "sys/runtime_fds.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fault-handler thread: reads userfaultfd messages in batches and
 // resolves every one. MISSING: zero-fill or fetch from the store that holds
 // the page (UFFDIO_COPY), with adjacent pages prefetched when configured;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a forked child tells its parent's fault handler, and what it is
 // told back (uffd/forked_children.h reads it, uffd/child_attach.h sends it).
 // One SEQPACKET message on the socket the child inherited, with the child's

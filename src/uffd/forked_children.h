@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The forked children that read this process's tables (DataLoader workers,
 // multiprocessing pools): each maps the region's memfd privately at the
 // same address and registers it for MISSING faults on a userfaultfd of its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fault-handler thread's error runs: logging and back-off (loop_errors.h).
 #include "uffd/loop_errors.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the fault-handler thread does when its wait (poll) or its read from
 // the userfaultfd fails: it never leaves. A thread that left would leave
 // every later fault in a managed table unanswered - the faulting thread

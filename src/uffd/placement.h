@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Placing a claimed page: the one way a FETCHING page becomes resident, for
 // the fault handler and the lookahead prefetcher alike.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CRC-32C with the CPU's crc32 instruction (SSE4.2, chosen at run time),
 // three streams interleaved, else a portable byte table.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CRC-32C (Castagnoli: iSCSI, ext4, Btrfs), the checksum an evicted page
 // carries (page/page_checksum.h). crc32c("123456789") == 0xE3069283.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // JSON for the tools, mtierd and mtierfs, through nlohmann::json
 // (nlohmann-json3-dev): the helpers the outputs and readers share, in
 // libmtierjson (libmtier.so, the preload library, carries no JSON).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The progress of a long command: one live line on stderr, redrawn in
 // place, "LABEL DONE/TOTAL UNIT (P%), ELAPSED elapsed, about ETA left".
 // Drawn only on a terminal and never when the command was asked to be

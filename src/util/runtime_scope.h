@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Marks the stretches of code in which a thread runs the runtime itself (the
 // engine's threads for their whole life, the C API while it works), so that
 // the preload library sends that thread's allocations and memory-map calls

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Starting one of the runtime's own threads (fault handler, evictor, daemon
 // link): inside a RuntimeScope for its whole life, and with no exception
 // leaving its entry - one that escapes the body is logged with what it

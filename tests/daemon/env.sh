@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Sourced by the daemon tests (*.test): a private mtierd on a socket in a
 # scratch directory, the tools, and helpers. Sets:
 #   MTIERD MTIER HOT_RANGE  the built programs

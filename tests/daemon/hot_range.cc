@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A trainer stand-in for the daemon tests, on the C API: two tables, "hot"
 // and "cold", of --mib MiB each, every 8-byte word written with a value
 // derived from its address; then for --seconds it either hammers the first

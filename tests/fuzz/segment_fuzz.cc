@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer entry point for the shared segment's parser (src/ipc/segment.h:
 // attach() and read_directory(), what mtierd runs on a segment a hostile
 // process sent): see segment_fuzz.h for the invariants. `make check` runs a

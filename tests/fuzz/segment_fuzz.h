@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One input of the segment parser's fuzz test (ipc::Segment::attach and
 // read_directory, src/ipc/segment.h): the input is the start of a segment
 // as a hostile runtime would write it (header, directory), the rest of the

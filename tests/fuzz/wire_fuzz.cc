@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer entry point for the control-socket decoder (src/ipc/wire.h):
 // decode() must not crash, read out of bounds or leak on any input, and
 // whatever decodes must re-encode to exactly the input (the encoding is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Integrity torture through the public C API (libmtier.so): several threads
 // write and verify checksummed pages over tables 4x larger than the DRAM
 // budget, with uniform and skewed (Zipf) access, while eviction, fetch and

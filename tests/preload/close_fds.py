@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A program that closes "all" its descriptors while it has tables (run by
 fds.test, with and without LD_PRELOAD=libmtier.so): os.closerange(3, 65536)
 - what daemonising code and launchers do - then every close() of 3..1023

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared helpers of the preload test programs (tests/preload/*.cc).
 //
 // The programs do not link libmtier: the API is looked up with

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Sourced by every preload test (*.test). Sets:
 #   LIBMTIER   the built libmtier.so (absolute path)
 #   PRELOAD_BIN  the directory of the preload test programs

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """A launcher that forks its workers before it has any table (as
 torch.multiprocessing's fork and forkserver start methods, or a job's
 launcher, fork their ranks): under LD_PRELOAD=libmtier.so each child is a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Python's fork-based multiprocessing under LD_PRELOAD=libmtier.so (run by
 fork.test with MTIER_MIN_BYTES=1M and MTIER_EXCLUDE_SIZES=1M-1M: CPython's
 object allocator takes its arenas as 1 MiB anonymous maps, which must not

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Helpers of the preload tests' scripts; sourced after env.sh:
 #   . "$abs_top_srcdir/tests/preload/env.sh"
 #   . "$abs_top_srcdir/tests/preload/helpers.sh"

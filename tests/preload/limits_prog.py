@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A program for limits.test: a table (a 32 MiB bytearray) pushed to the
 store by newer ones, then, as argv[1] says: `table` reads it back;
 `proc-mem` reads its first page through /proc/self/mem (EIO while it is in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // no_uffd: runs a program where userfaultfd is not permitted.
 //
 //   no_uffd PROGRAM [ARG...]   installs a seccomp-BPF filter under which the

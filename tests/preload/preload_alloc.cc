@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The malloc family under LD_PRELOAD=libmtier.so (run by alloc.test):
 //
 //   preload_alloc align    every allocator of a managed size returns memory

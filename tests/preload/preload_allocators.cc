@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A C++ program for allocators.test: big buffers (tables under mtier) and
 // many small and medium blocks (the preloaded allocator's own: its arenas
 // and extents), written, checked and freed in turns, from several threads.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Allocation failure inside mtier, at the interposer's boundary (run by
 // boundary.test). This program defines its own operator new, which throws
 // std::bad_alloc while the main thread's `t_failing` is set: the executable's

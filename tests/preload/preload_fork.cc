@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fork() under LD_PRELOAD=libmtier.so (run by fork.test). Documented
 // behaviour (mtier(7), "Fork"): a forked child reads every table it
 // inherited, from DRAM or the store, and its writes stay its own; it sees

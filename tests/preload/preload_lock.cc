@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mlock and mlockall with tables (run by locks.test, with and without
 // LD_PRELOAD=libmtier.so; under mtier with MTIER_DRAM_BYTES=16M).
 //   preload_lock mlock     a locked part of a table stays in memory (the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Anonymous mmap, munmap, madvise and mremap under LD_PRELOAD=libmtier.so
 // (run by mmap.test):
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which allocations become tables (run by select.test and stats.test):
 //
 //   preload_select expect SIZE=m|u ...

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The program's own SIGSEGV and SIGBUS handlers under LD_PRELOAD=libmtier.so
 // (run by signals.test):
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Threads and early allocation under LD_PRELOAD=libmtier.so (run by
 // threads.test):
 //

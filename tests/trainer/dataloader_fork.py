@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """An in-memory dataset read by forked DataLoader workers (run by
 dataloader_fork.test, with and without mtier).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """A two-rank data-parallel DLRM-style trainer (torch.distributed, gloo) for
 mtier's tests (tests/trainer/ddp_job.test).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """A DLRM-style PyTorch trainer for mtier's tests and benchmark.
 
 Run it with Debian's /usr/bin/python3 (python3-torch 1.13, numpy); under mtier:

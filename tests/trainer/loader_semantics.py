@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """The DataLoader lookahead must not change what a trainer sees: run under
 `mtier run --lookahead K` with K as the argument (the integration active),
 each case iterates a

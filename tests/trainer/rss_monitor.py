@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Run a command and sample its resident memory until it exits.
 
     rss_monitor.py [--interval 0.05] [--timeout S] --out FILE -- COMMAND [ARG...]

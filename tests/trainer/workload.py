@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The generated embedding workload of the DLRM test trainer (dlrm_train.py).
 
 What it reproduces (docs/architecture.md, "The workload the benchmarks reproduce"):

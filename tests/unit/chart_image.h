@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // For the chart tests (plot_test, heatmap_chart_test): a written PNG read back
 // through cairo, pixel by pixel, and the checks that SVG and PDF files are
 // whole documents.

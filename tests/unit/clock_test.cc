@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CLOCK hand over a table's page words, without an engine around it:
 // referenced pages get their second chance (bit cleared, PTE zapped),
 // unreferenced ones are cold, and with the daemon's hints a page it keeps is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for src/config: sizes, every kind of bad value, sources and
 // their precedence, describe(), and the option table against mtier.conf(5).
 #include "config/options.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // crc32c (util/crc32c.h), the checksum an evicted page carries: known
 // vectors (RFC 3720 B.4), and the CPU's instruction path, with its three
 // interleaved streams, equal to the portable table at every length and

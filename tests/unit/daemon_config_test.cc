@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for the daemon's leaf parts: the settings table and config
 // parser (daemon/daemon_config), the command line (daemon/cli), sd_notify
 // (daemon/sd_notify), and man/mtierd.8 against the table.

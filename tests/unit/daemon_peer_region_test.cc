@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mtierd's check that a registering process maps the region its segment
 // claims (daemon/peer_region.h): map lines parsed, adjacent pieces of one
 // file joined, holes, other files and anonymous memory refused; and the

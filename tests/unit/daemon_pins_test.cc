@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mtierd's pins (daemon/pins.h), page-move classification
 // (daemon/page_moves.h) and the tick's bounded scan of the page words
 // (daemon/page_scan.h).

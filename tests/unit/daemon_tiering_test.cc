@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mtierd end to end against an engine in this process: the engine registers
 // with a private daemon, a hot range of its table sits in the slow memory
 // tier while DRAM is full of cold pages, and the daemon's hot-promote

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the engine tests and the daemon's end-to-end tiering test share:
 // page contents that name their table, page and generation (so a page that
 // went astray in a migration is caught), and where the kernel has the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The engine end to end in this process: zero fill, eviction and fetch with
 // checksums, residency measured with mincore (the kernel's view, not our
 // counters), the races of the page state machine, discard, table free, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The evictor driven without its thread or a kernel: its passes and orders
 // called directly, the userfaultfd calls answered by a fake, the store in
 // memory. Clean pages dropped without a write, dirty ones written back and

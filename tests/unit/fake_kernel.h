@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Stand-ins for the kernel and the device under the fault path, for the
 // fault handler's and the evictor's unit tests: a userfaultfd whose calls are
 // recorded and can be made to fail (EEXIST, EAGAIN, any errno), a store in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fault handler driven without a kernel: batches of userfaultfd messages
 // into handle_batch(), the userfaultfd calls answered by a fake (EEXIST,
 // EAGAIN, errors), the store in memory (reads that fail). Every branch of

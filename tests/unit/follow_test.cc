@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which processes the tools follow: a pid, a job's ranks, or a command and
 // what it started (parents from a fake table, and from /proc for a real
 // child and grandchild).

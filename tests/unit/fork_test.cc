@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Forked children reading their parent's tables: the announcement protocol
 // and bookkeeping (ForkedChildren), and the engine end to end with real
 // forks - a child reads a table from the store with every byte checked,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mtierfs' layout (fs/fs_tree.h), its stats file (fs/prometheus.h) and its
 // status cache (fs/daemon_cache.h), on a status document written here:
 // path recognition (good and bad paths), what exists for a document, every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for tools/heat_view (the frames of `mtier heat`) on synthetic
 // snapshots: frames stay inside cols x rows with and without colour, plain
 // frames carry no escapes, hot parts get hotter glyphs, place marks say

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for src/plot/heatmap_chart: the heat ramp's luminance, the
 // geometry's refusals (no file left), PNG heat maps read back through cairo
 // pixel by pixel (hot and cold cells where HeatmapGeometry says in the colours

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The runtime <-> daemon shared-memory segment (ipc/segment.h) and its order
 // ring (ipc/order_ring.h): layout, attach checks against a hostile client,
 // the seqlocked directory, the SPSC ring, and memory use.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for src/ipc: every message type round trips at its limits, the
 // exact bytes of the header, each class of malformed input with its error
 // code, a seeded random fuzz run (random bytes and mutations of valid

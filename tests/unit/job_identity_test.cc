@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which job a process is a rank of, from a fake environment: MTIER_JOB
 // first, then torchrun's run id (not its shared default "none"), then the
 // env:// rendezvous address; the rank from RANK, else LOCAL_RANK.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The JSON helpers over nlohmann::json (util/json.h): the formats the
 // outputs rely on (figures to 6 significant digits, integers exact, members
 // in the order written, invalid UTF-8 replaced), and clean errors, never a

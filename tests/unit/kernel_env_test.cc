@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The kernel baselines' set-up: memory-cgroup detection on fake trees, and on
 // the real machine (as root) a cgroup whose limit OOM-kills a child that
 // touches more than it, one that holds a child under it, and a swap file that

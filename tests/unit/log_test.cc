@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for src/log: prefix (plain, and into the journal), level
 // filter, recursion guard, rate cap.
 #include "log/log.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The default DRAM budget's inputs and rule: the memory cgroup's limit read
 // from fake cgroup trees (v1, v2, hybrid, unlimited, missing files), and the
 // budget taken from the least of the machine and the cgroup, shared by the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for the shared option mechanism (src/config/option_table): one
 // table type, one value parser, the "name = value" text and environment
 // parsers, the help listing, and the two dialects (mtier.conf, mtierd.conf)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for bench/oracle: MIN and LRU on hand-made reference strings
 // (the working is written beside each), against a naive simulation on many
 // random small strings, the page layout and reference order of a hand-built

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Out of memory in the structures the interposer updates inside malloc and
 // munmap (lib/boundary.h): ExtentAllocator (the region's free ranges) and
 // ManagedMap (the interposer's records). This binary's operator new throws

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Heat source detection against fixture sysfs trees (Intel PEBS, AMD IBS, a
 // machine with neither) and on this machine; the sysfs event-string parser;
 // a LIVE page-faults source on a forked child whose threads fault a known

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The perf sample ring reader and the record parser, on synthetic rings built
 // in memory: records that wrap around the end of the data area, corrupt
 // sizes, LOST/THROTTLE records, PEBS-style samples (WEIGHT, DATA_SRC) and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for src/plot's line charts: written as PNG and read back through
 // cairo (size, background, each series' colour at its points and along its
 // lines, the legend, ink where the title and axis labels go and none where

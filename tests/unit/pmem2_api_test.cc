@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for the libpmem2 loader (src/sys/pmem2_api): a library that is
 // not there is a clear error naming it and the Debian package; the real one
 // resolves every function. libmtier.so not linking libpmem2 is checked on

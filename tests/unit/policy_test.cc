@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mtierd's heat model, budget sharing, move post-processing and the four
 // tiering policies (lfu, lru, hot-promote, static), on synthetic nodes whose
 // keep sets and moves are worked out by hand in the comments; and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The lookahead's prefetcher and window driven without threads or a kernel
 // (fake_kernel.h): store pages read in batches at the queue depth and placed
 // intact, resident pages pinned as hits, pins honoured by the evictor and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The preload interposer's pure parts: which allocations it selects and how
 // it names them, and its record of partly unmapped tables. (The interposer's
 // behaviour in a real process is tested by tests/preload/*.test.)

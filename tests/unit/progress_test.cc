@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // util/progress: the live line's text (done/total, the ETA) and when it is
 // drawn, erased and left out, on a fake clock and a captured "terminal".
 #include "util/progress.h"

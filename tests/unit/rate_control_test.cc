@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sampling rate controls with synthetic rates: the period controller
 // converges, clamps, aligns, holds still inside its band and reacts to
 // throttling; the sample cap admits its budget and counts the rest dropped.

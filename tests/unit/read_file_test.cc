@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for src/config/read_file (and sys::read_regular_file under it):
 // a configuration file is a regular file of at most kConfigFileMaxBytes,
 // read without blocking; anything else is one line naming the file.

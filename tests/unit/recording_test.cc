@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests of the recording file of `mtier record` (src/record/recording.h):
 // the INFO and SNAPSHOT payloads, the framing byte by byte against
 // docs/recording.md, reading cut-off and damaged files, appending sessions,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The table allocator (ExtentAllocator) and the region's memfd mappings.
 #include <gtest/gtest.h>
 #include <sys/mman.h>

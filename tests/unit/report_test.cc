@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests of `mtier report` (src/record/report.h) on a recording built
 // in code: two tables over six snapshots ten seconds apart, a hot top slice
 // in table emb_a, a snapshot whose heat map the daemon halved, page moves

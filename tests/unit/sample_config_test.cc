@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sample config files installed as /etc/mtier.conf and
 // /etc/mtier/mtierd.conf (etc/) against the option tables they are written
 // from: every option of the table appears once, commented out at its default,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sample trainer (bench/sample_trainer) and its lookahead: losses and
 // weights do not depend on whether, how far and how (sync, async) the steps
 // ahead are named, in malloc'd memory and under mtier; under mtier the

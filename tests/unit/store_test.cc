@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests of src/store: the slot allocator, the io_uring file store (on
 // disk, on tmpfs, with O_DIRECT refused) and the libpmem2 store on a file.
 #include "store/store.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The table registry's cost per table: creating n tables must stay
 // near-linear (12,000 small tables under MTIER_MIN_BYTES=4096). Counted,
 // not timed: how often the address-ordered list is reallocated.

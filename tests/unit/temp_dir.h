@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A scratch directory for a test: made with mkdtemp under $TMPDIR (else
 // /tmp) as "<prefix>-XXXXXX", removed with everything in it at the end.
 #pragma once

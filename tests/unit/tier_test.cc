@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Memory-tier discovery (nodes of recorded machines with their
 // memory_tiering trees, and this machine's through libnuma), tier overrides,
 // budgets, and the NUMA calls on this machine (one node here; adapts to more).

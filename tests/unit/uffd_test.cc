@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The page state machine: every edge of the table, the illegal ones abort,
 // and the page-word encoding.
 #include <gtest/gtest.h>

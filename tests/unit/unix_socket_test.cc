@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests for src/sys/unix_socket: fd passing (the memfd readable on the
 // other side, fds past max_fds closed, CLOEXEC), truncation, credentials,
 // and unix_listen's handling of what already sits at the path: a stale

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The benchmark workload: presets against their locality targets, the
 // generator's determinism and semantics, the Zipf sampler and permutation,
 // locality statistics on a hand-made trace, and trace files (round trip,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # tests/vm/init.sh - /init of the test VM's initramfs (busybox sh), put there
 # by run-vm.sh. Loads the modules, makes the first NVDIMM system RAM on the
 # CPU-less node 2 (devdax + kmem), prints the topology, runs every program in

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # tests/vm/run-vm.sh - run mtier's test binaries inside an emulated multi-tier
 # machine (QEMU TCG): two DRAM NUMA nodes, a CPU-less node backed by an
 # emulated NVDIMM turned into system RAM (devdax + kmem), a second NVDIMM as
