@@ -91,11 +91,18 @@ int ForkedChildren::accept() {
   ssize_t n = sys::unix_recv(listen_end_, &hello, sizeof hello, fds, 2, &nfds, &truncated);
   if (n < 0) return static_cast<int>(n);
   if (n == 0) return -EAGAIN;  // not reached: this process keeps the other end open
-  // One announcement less in flight, whatever it says.
-  if (pending_forks_.fetch_sub(1, std::memory_order_acq_rel) <= 1) {
-    pending_forks_.store(0, std::memory_order_release);
-    pending_below_.store(0, std::memory_order_release);
-  }
+  // One announcement less in flight, whatever it says - counted when this
+  // returns, after a child it adds counts among the live ones: in between,
+  // a table it may read would look unreachable and go.
+  struct Announced {
+    ForkedChildren& c;
+    ~Announced() {
+      if (c.pending_forks_.fetch_sub(1, std::memory_order_acq_rel) <= 1) {
+        c.pending_forks_.store(0, std::memory_order_release);
+        c.pending_below_.store(0, std::memory_order_release);
+      }
+    }
+  } announced{*this};
   int uffd = nfds > 0 ? sys::adopt_fd(fds[0]) : -1, answer_fd = nfds > 1 ? fds[1] : -1;
   bool valid = !truncated && n == static_cast<ssize_t>(sizeof hello) &&
                hello.magic == kForkHelloMagic && hello.version == kForkHelloVersion;

@@ -123,8 +123,14 @@ TEST_F(PrefetchTest, PinnedPagesAreNoVictims) {
     evicted += e_.state(p) == PageState::kAbsent;
   }
   EXPECT_GT(evicted, 0u) << "the pass evicted nothing: the test proves nothing";
-  // An explicit table eviction (mtier_table_evict) takes pinned pages too.
-  ASSERT_EQ(evictor.evict_range(e_.table->id, 0, UINT64_MAX, false), 0);
+  // A daemon's order leaves the window resident, for either tier.
+  for (bool dram_only : {true, false}) {
+    ASSERT_EQ(evictor.evict_range(e_.table->id, 0, UINT64_MAX, dram_only), 0);
+    for (uint64_t p = 0; p < 16; p++)
+      EXPECT_EQ(e_.state(p), PageState::kClean) << "pinned page " << p << " evicted by an order";
+  }
+  // The program's own table eviction (mtier_table_evict) takes pinned pages.
+  ASSERT_EQ(evictor.evict_range(e_.table->id, 0, UINT64_MAX, false, true), 0);
   EXPECT_EQ(e_.state(0), PageState::kAbsent);
 }
 
