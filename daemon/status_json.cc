@@ -157,7 +157,7 @@ json::Json process_json(const Client& c, bool stale, const HeatShape& s) {
   const ipc::SegmentHeader* h = c.segment->header();
   json::Json tables = json::Json::array();
   for (const auto& t : c.tables) tables.push_back(table_json(c, t, s));
-  return {{"pid", c.pid},
+  json::Json j = {{"pid", c.pid},
           {"uid", c.uid},
           {"name", c.name},
           {"weight", c.weight},
@@ -188,6 +188,22 @@ json::Json process_json(const Client& c, bool stale, const HeatShape& s) {
           {"orders_dropped", c.orders_dropped},
           {"pages_ordered", c.pages_moved},
           {"tables", std::move(tables)}};
+  // The counters a version-2 runtime publishes besides (absent from an
+  // older runtime's segment, never read as garbage).
+  if (c.segment->version() >= 2) {
+    j["page_size_bytes"] = h->page_size.load();
+    j["wp_faults"] = h->wp_faults.load();
+    j["zero_fills"] = h->zero_fills.load();
+    j["prefetches"] = h->prefetches.load();
+    j["writebacks"] = h->writebacks.load();
+    j["demotions"] = h->demotions.load();
+    j["promotions"] = h->promotions.load();
+    j["evict_cancels"] = h->evict_cancels.load();
+    j["budget_overruns"] = h->budget_overruns.load();
+    j["child_faults"] = h->child_faults.load();
+    j["held_bytes"] = h->held_pages.load() * kPage;
+  }
+  return j;
 }
 
 // Node-wide use and traffic of one tier, summed over every process.

@@ -32,7 +32,7 @@ double now_s() {
 
 // Share of the faults served without reading a store (first touches, the
 // sampler's MINOR faults, first writes), in percent.
-double hit_ratio(const Totals& t) {
+double hit_ratio(const CounterTotals& t) {
   uint64_t faults = t.missing_faults + t.minor_faults + t.wp_faults;
   if (faults == 0) return 100;
   return 100.0 * static_cast<double>(faults - std::min(t.fetches, faults)) /
@@ -61,13 +61,9 @@ void print_summary_locked() {
         pid, mib(st.selection.min_bytes()), st.failed ? "; the engine could not start" : "");
     return;
   }
-  Totals t = st.freed;
-  char* const end = reinterpret_cast<char*>(UINTPTR_MAX);
-  for (Managed* m = st.map.first_overlapping(nullptr, end); m;
-       m = st.map.first_overlapping(m->end(), end)) {
-    TableStats s;
-    if (st.engine->table_stats(m->id, &s) == 0) t.add(s);
-  }
+  // The engine's totals, freed tables included: the same counts mtierd
+  // reads from the shared segment (DaemonLink::publish_status).
+  const CounterTotals t = st.engine->counter_totals();
   EngineStats e = st.engine->stats();
   uint64_t store_used = 0;
   for (auto& s : e.stores) store_used += s.used_bytes;

@@ -73,19 +73,6 @@ void activate_throwing() {
   g_smallest_candidate.store(st.selection.smallest());
 }
 
-// For the exit summary only (MTIER_STATS, MTIER_VERBOSE): the figures of a
-// table about to be freed. They need memory (the name); without it, this
-// table is missing from the summary's totals and the free goes on.
-void count_freed_locked(int id) noexcept {
-  State& st = state();
-  if (!st.summary) return;
-  try {
-    TableStats s;
-    if (st.engine->table_stats(id, &s) == 0) st.freed.add(s);
-  } catch (...) {
-  }
-}
-
 // Under the lock: a new table for the program, or nullptr; `room` bytes of
 // address space for it to grow into (at least `bytes`; its pages cost
 // nothing until touched). May throw (managed_alloc contains it).
@@ -117,18 +104,6 @@ void* alloc_table_locked(size_t bytes, size_t align, size_t room = 0) {
 }
 
 }  // namespace
-
-void Totals::add(const TableStats& s) {
-  missing_faults += s.missing_faults;
-  minor_faults += s.minor_faults;
-  wp_faults += s.wp_faults;
-  fetches += s.fetches;
-  prefetches += s.prefetches;
-  evictions += s.evictions;
-  writebacks += s.writebacks;
-  demotions += s.demotions;
-  errors += s.errors;
-}
 
 State& state() {
   static State* s = new State();  // never destroyed: frees may come after exit handlers
@@ -180,7 +155,6 @@ void release_locked(const Managed* m) noexcept {
     (void)sys::map_anonymous_at(m->base, m->capacity, false);
   } else {
     if (!m->unmapped.empty()) (void)sys::protect(m->base, m->capacity, true);
-    count_freed_locked(m->id);
     (void)contained("freeing a table", "its address range stays reserved",
                     [&] { (void)st.engine->free_table(m->id); });
     // Freed memory faults with SIGSEGV, as unmapped memory would, instead of

@@ -10,13 +10,6 @@
 
 namespace mtier::lib {
 
-// What freed tables did, kept for the exit summary.
-struct Totals {
-  uint64_t missing_faults = 0, minor_faults = 0, wp_faults = 0, fetches = 0, prefetches = 0;
-  uint64_t evictions = 0, writebacks = 0, demotions = 0, errors = 0;
-  void add(const TableStats& s);
-};
-
 struct State {
   std::mutex mu;              // guards everything below
   Selection selection;
@@ -26,7 +19,6 @@ struct State {
   bool child = false;         // a forked child of a process with an engine: plain allocation
   bool forked = false;        // made by fork (with or without an engine in the parent)
   bool summary = false;       // print the summary at exit
-  Totals freed;               // tables freed so far
   uint64_t tables_created = 0, bytes_created = 0;
 };
 
@@ -35,8 +27,7 @@ State& state();
 // Under state().mu: the engine, started if needed; nullptr when it cannot run
 // (now: out of memory, tried again next time; or for good: st.failed).
 Engine* engine_locked() noexcept;
-// Under state().mu: frees the table of m and forgets m. Works without memory
-// to spare: the freed table's figures for the exit summary are then lost.
+// Under state().mu: frees the table of m and forgets m. Needs no memory.
 void release_locked(const Managed* m) noexcept;
 
 // Installs the SIGSEGV handler that explains a forked child's touch of the

@@ -303,6 +303,24 @@ void DaemonLink::publish_status() {
   h->pinned_pages.store(pages(c.pinned_pages.load(std::memory_order_relaxed)), std::memory_order_relaxed);
   h->store_errors.store(c.store_errors.load(std::memory_order_relaxed), std::memory_order_relaxed);
   h->store_full.store(c.store_full.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  // The exit summary's counters, freed tables included (Engine::counter_totals).
+  const CounterTotals t = engine_.counter_totals();
+  auto put = [](std::atomic<uint64_t>& f, uint64_t v) { f.store(v, std::memory_order_relaxed); };
+  put(h->missing_faults, t.missing_faults);
+  put(h->minor_faults, t.minor_faults);
+  put(h->evictions, t.evictions);
+  put(h->fetches, t.fetches);
+  put(h->page_size, kPageSize);
+  put(h->wp_faults, t.wp_faults);
+  put(h->zero_fills, t.zero_fills);
+  put(h->prefetches, t.prefetches);
+  put(h->writebacks, t.writebacks);
+  put(h->demotions, t.demotions);
+  put(h->promotions, t.promotions);
+  put(h->evict_cancels, t.evict_cancels);
+  put(h->budget_overruns, core_.residency.overruns());
+  put(h->child_faults, c.child_faults.load(std::memory_order_relaxed));
+  put(h->held_pages, pages(c.held_pages.load(std::memory_order_relaxed)));
   segment_.stamp_runtime_heartbeat();
 }
 

@@ -121,6 +121,7 @@ int Engine::free_table(int id) {
 // it; `listed`: it is still in the daemon's directory.
 void Engine::remove_locked(Table* t, bool listed) {
   drop_pages(t, 0, t->pages);
+  core_->freed_totals.add(t->counters);  // its counts stay in the process's totals
   uint64_t first = t->first_page, pages = t->pages;
   int id = t->id;
   core_->tables.remove(t);
@@ -262,6 +263,13 @@ EngineStats Engine::stats() {
     s.stores.push_back({st->kind(), st->path(), st->mode(), st->capacity_slots() * kPageSize,
                         st->used_slots() * kPageSize});
   return s;
+}
+
+CounterTotals Engine::counter_totals() {
+  std::shared_lock lk(core_->tables.mutex());
+  CounterTotals t = core_->freed_totals;
+  for (Table* tb : core_->tables.ordered()) t.add(tb->counters);
+  return t;
 }
 
 std::string Engine::describe() const {

@@ -123,6 +123,9 @@ class Engine {
   // Residency::set_budget_pages); 0 restores the configured budget.
   void set_budget_pages(int tier, uint64_t pages, uint64_t ceiling = 0);
   EngineStats stats();
+  // Every table's counters added up, freed tables included: the process's
+  // totals since the engine started.
+  CounterTotals counter_totals();
 
   // The lookahead (engine_prefetch.cc; the C API's mtier_prefetch_*). The
   // pages of the ranges, or of rows ids[0..n) of `row_bytes` each from

@@ -65,21 +65,22 @@ bool valid_entries(const std::vector<TableEntry>& snap, uint64_t region_pages,
 }  // namespace
 
 int compute_layout(uint64_t region_pages, uint32_t max_tables, uint32_t ring_slots,
-                   uint64_t region_base, SegmentLayout* out) {
+                   uint64_t region_base, SegmentLayout* out, uint16_t version) {
+  if (version < 1 || version > kSegmentVersion) return -EINVAL;
   if (region_pages == 0 || region_pages > kMaxRegionPages) return -EINVAL;
   if (max_tables == 0 || max_tables > kMaxTables) return -EINVAL;
   if (!power_of_two(ring_slots) || ring_slots < kMinRingSlots || ring_slots > kMaxRingSlots)
     return -EINVAL;
   SegmentLayout l{};
   l.magic = kSegmentMagic;
-  l.version = kSegmentVersion;
-  l.header_bytes = sizeof(SegmentHeader);
+  l.version = version;
+  l.header_bytes = version >= 2 ? kHeaderBytesV2 : kHeaderBytesV1;
   l.max_tables = max_tables;
   l.ring_slots = ring_slots;
   l.region_pages = region_pages;
   l.region_base = region_base;
   // The limits above keep every sum far from overflowing.
-  l.directory_offset = sizeof(SegmentHeader);
+  l.directory_offset = l.header_bytes;
   l.words_offset = align_up(l.directory_offset + uint64_t{max_tables} * sizeof(TableEntry),
                             kSectionAlign);
   l.hints_offset = align_up(l.words_offset + region_pages * sizeof(uint64_t), kSectionAlign);
@@ -151,8 +152,10 @@ int Segment::attach(int fd, uint64_t claimed_bytes, std::unique_ptr<Segment>* ou
   SegmentLayout l;
   memcpy(&l, s->base_, sizeof l);
   if (l.magic != kSegmentMagic) return fail(-EBADMSG, "bad magic");
-  if (l.version != kSegmentVersion) return fail(-EBADMSG, "unsupported version");
-  if (l.header_bytes != sizeof(SegmentHeader)) return fail(-EBADMSG, "bad header_bytes");
+  // A version-1 runtime's segment is read without the counters it lacks.
+  if (l.version < 1 || l.version > kSegmentVersion) return fail(-EBADMSG, "unsupported version");
+  if (l.header_bytes != (l.version >= 2 ? kHeaderBytesV2 : kHeaderBytesV1))
+    return fail(-EBADMSG, "bad header_bytes");
   if (!power_of_two(l.ring_slots) || l.ring_slots < kMinRingSlots || l.ring_slots > kMaxRingSlots)
     return fail(-EBADMSG, "ring_slots not a power of two in range");
   if (l.region_pages == 0 || l.region_pages > kMaxRegionPages)
@@ -160,7 +163,7 @@ int Segment::attach(int fd, uint64_t claimed_bytes, std::unique_ptr<Segment>* ou
   if (l.max_tables == 0 || l.max_tables > kMaxTables)
     return fail(-EBADMSG, "max_tables out of range");
   SegmentLayout want;
-  if (compute_layout(l.region_pages, l.max_tables, l.ring_slots, l.region_base, &want) < 0)
+  if (compute_layout(l.region_pages, l.max_tables, l.ring_slots, l.region_base, &want, l.version) < 0)
     return fail(-EBADMSG, "sizes out of range");
   if (l.directory_offset != want.directory_offset) return fail(-EBADMSG, "bad directory_offset");
   if (l.words_offset != want.words_offset) return fail(-EBADMSG, "bad words_offset");

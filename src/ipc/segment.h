@@ -5,14 +5,15 @@
 // daemon attaches, reads residency and heat straight from the words, reads
 // the table directory, writes keep hints, and sends orders (order_ring.h).
 //
-// Layout, version 1. Native x86-64: little-endian, naturally aligned. Every
+// Layout, version 2 (version 1: the same without the header's block at
+// 512, header_bytes 512; attach() reads both). Native x86-64: little-endian, naturally aligned. Every
 // offset is from the start of the memfd; the header and directory offsets
 // are 64-byte aligned, words/hints/ring are 4096-byte aligned (so a freed
 // table's words and hints can be punched out a page at a time), and
 // total_bytes is a multiple of 4096. The layout is a pure function of
 // (region_pages, max_tables, ring_slots): see compute_layout().
 //
-//   0                 SegmentHeader, 512 bytes (offsets pinned below):
+//   0                 SegmentHeader, 640 bytes (offsets pinned below):
 //                       0  SegmentLayout (immutable after create, 72 bytes):
 //                          u32 magic "MTGS" 0x5347544d, u16 version 1,
 //                          u16 header_bytes 512, u32 max_tables,
@@ -32,7 +33,12 @@
 //                     336  runtime -> daemon: store_errors, store_full
 //                     384  ring_head (daemon, the producer, writes it)
 //                     448  ring_tail (runtime, the consumer, writes it)
-//   directory_offset  = 512: max_tables x TableEntry (80 bytes):
+//                     512  runtime -> daemon, version 2: page_size, and the
+//                          exit summary's other counters: wp_faults,
+//                          zero_fills, prefetches, writebacks, demotions,
+//                          promotions, evict_cancels, budget_overruns,
+//                          child_faults, held_pages
+//   directory_offset  = header_bytes: max_tables x TableEntry (80 bytes):
 //                       u32 id (0 = unused slot), u32 flags, u64 first_page,
 //                       u64 pages, u64 bytes, char name[48] (NUL-terminated)
 //   words_offset      region_pages x u64 page word (page/page_state.h); the
@@ -61,7 +67,9 @@
 namespace mtier::ipc {
 
 inline constexpr uint32_t kSegmentMagic = 0x5347544d;  // "MTGS" in memory
-inline constexpr uint16_t kSegmentVersion = 1;
+inline constexpr uint16_t kSegmentVersion = 2;
+// header_bytes of each version (attach() refuses any other).
+inline constexpr uint16_t kHeaderBytesV1 = 512, kHeaderBytesV2 = 640;
 inline constexpr uint64_t kMaxRegionPages = 1ull << 32;  // a 16 TiB region
 inline constexpr uint32_t kMaxTables = 65536;
 inline constexpr uint32_t kMinRingSlots = 2;
@@ -124,9 +132,28 @@ struct SegmentHeader {
   // The order ring's free-running indexes, each on its own cache line.
   alignas(64) std::atomic<uint64_t> ring_head;
   alignas(64) std::atomic<uint64_t> ring_tail;
+  // Runtime -> daemon, version 2 only (a version-1 header ends before:
+  // read these only where Segment::version() >= 2). The runtime's page
+  // size, and the counters of its exit summary that the block at 192 has
+  // no room for, cumulative over the process's life, freed tables
+  // included (missing_faults, minor_faults, evictions and fetches above
+  // are too).
+  alignas(64) std::atomic<uint64_t> page_size;
+  std::atomic<uint64_t> wp_faults;
+  std::atomic<uint64_t> zero_fills;
+  std::atomic<uint64_t> prefetches;     // store pages read ahead of a fault
+  std::atomic<uint64_t> writebacks;     // evictions that wrote a dirty page
+  std::atomic<uint64_t> demotions;      // pages moved DRAM -> slow memory tier
+  std::atomic<uint64_t> promotions;     // pages moved slow memory tier -> DRAM
+  std::atomic<uint64_t> evict_cancels;  // writes that raced an eviction
+  std::atomic<uint64_t> budget_overruns;
+  std::atomic<uint64_t> child_faults;   // forked children's faults served
+  std::atomic<uint64_t> held_pages;     // pages the program locked (mlock)
+  std::atomic<uint64_t> spare_[5];
 };
 static_assert(std::atomic<uint64_t>::is_always_lock_free);
-static_assert(sizeof(SegmentHeader) == 512);
+static_assert(sizeof(SegmentHeader) == kHeaderBytesV2);
+static_assert(offsetof(SegmentHeader, page_size) == kHeaderBytesV1);
 static_assert(offsetof(SegmentHeader, directory_generation) == 128);
 static_assert(offsetof(SegmentHeader, runtime_heartbeat_ns) == 192);
 static_assert(offsetof(SegmentHeader, fetches) == 256);
@@ -172,12 +199,14 @@ struct Order {
 };
 static_assert(sizeof(Order) == 24);
 
-// The version-1 layout for these sizes: magic, version, sizes, offsets and
-// total_bytes filled in. 0, or -EINVAL when a size is out of range
-// (region_pages 1..kMaxRegionPages, max_tables 1..kMaxTables, ring_slots a
-// power of two in kMinRingSlots..kMaxRingSlots).
+// The layout of `version` (1 or 2) for these sizes: magic, version, sizes,
+// offsets and total_bytes filled in. 0, or -EINVAL when a size is out of
+// range (region_pages 1..kMaxRegionPages, max_tables 1..kMaxTables,
+// ring_slots a power of two in kMinRingSlots..kMaxRingSlots) or the
+// version unknown.
 [[nodiscard]] int compute_layout(uint64_t region_pages, uint32_t max_tables, uint32_t ring_slots,
-                                 uint64_t region_base, SegmentLayout* out);
+                                 uint64_t region_base, SegmentLayout* out,
+                                 uint16_t version = kSegmentVersion);
 
 // CLOCK_MONOTONIC in ns (the heartbeats' clock; system-wide, so comparable
 // across processes).
@@ -212,6 +241,8 @@ class Segment {
   SegmentHeader* header() const { return reinterpret_cast<SegmentHeader*>(base_); }
   // The validated layout (a private copy; never re-read from shared memory).
   const SegmentLayout& layout() const { return layout_; }
+  // The layout's version: the header's block at 512 exists from 2 on.
+  uint16_t version() const { return layout_.version; }
   char* base() const { return base_; }
   std::atomic<uint64_t>* words() const {
     return reinterpret_cast<std::atomic<uint64_t>*>(base_ + layout_.words_offset);

@@ -129,6 +129,9 @@ struct Core {
   Residency residency;  // DRAM
   Residency slow;       // the slow memory tier (budget 0: none)
   std::vector<std::unique_ptr<Store>> stores;  // eviction order: first with room wins
+  // What the tables freed so far counted (Engine::counter_totals). Written
+  // with the registry held exclusively, read with it held shared.
+  CounterTotals freed_totals;
   // The forked children that read the tables (nullptr: children cannot).
   std::unique_ptr<ForkedChildren> children;
   EngineCounters counters;

@@ -31,6 +31,29 @@ struct TableCounters {
   std::atomic<int64_t> slow_pages{0};        // of which on the slow memory tier
 };
 
+// The counters of many tables added up: a process's totals, freed tables
+// included (Engine::counter_totals: the exit summary's and the daemon's).
+struct CounterTotals {
+  uint64_t missing_faults = 0, minor_faults = 0, wp_faults = 0, zero_fills = 0, fetches = 0,
+           prefetches = 0, evictions = 0, writebacks = 0, evict_cancels = 0, errors = 0,
+           demotions = 0, promotions = 0;
+  void add(const TableCounters& c) {
+    auto r = [](const std::atomic<uint64_t>& a) { return a.load(std::memory_order_relaxed); };
+    missing_faults += r(c.missing_faults);
+    minor_faults += r(c.minor_faults);
+    wp_faults += r(c.wp_faults);
+    zero_fills += r(c.zero_fills);
+    fetches += r(c.fetches);
+    prefetches += r(c.prefetches);
+    evictions += r(c.evictions);
+    writebacks += r(c.writebacks);
+    evict_cancels += r(c.evict_cancels);
+    errors += r(c.errors);
+    demotions += r(c.demotions);
+    promotions += r(c.promotions);
+  }
+};
+
 struct Table {
   int id = 0;
   std::string name;

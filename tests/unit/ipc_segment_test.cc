@@ -99,9 +99,10 @@ struct StopAndJoin {
 TEST(IpcSegment, LayoutIsAlignedAndPacked) {
   SegmentLayout l;
   ASSERT_EQ(compute_layout(1000, 10, 8, 0, &l), 0);
-  EXPECT_EQ(l.header_bytes, 512);
-  EXPECT_EQ(l.directory_offset, 512u);
-  EXPECT_EQ(l.words_offset, 4096u);  // 512 + 10 * 80 rounded up
+  EXPECT_EQ(l.version, 2);
+  EXPECT_EQ(l.header_bytes, 640);
+  EXPECT_EQ(l.directory_offset, 640u);
+  EXPECT_EQ(l.words_offset, 4096u);  // 640 + 10 * 80 rounded up
   EXPECT_EQ(l.hints_offset, 4096u + 8192u);
   EXPECT_EQ(l.ring_offset, 4096u + 8192u + 4096u);
   EXPECT_EQ(l.total_bytes, l.ring_offset + 4096u);
@@ -201,6 +202,23 @@ TEST(IpcSegment, AttachRejectsUnsealedAndNonMemfd) {
   close(p[1]);
 }
 
+// A version-1 runtime's segment (a 512-byte header, no page size and
+// fewer counters) is attached and says so; its readers leave the newer
+// counters absent.
+TEST(IpcSegment, AVersionOneSegmentIsReadWithoutTheNewerCounters) {
+  SegmentLayout v1;
+  ASSERT_EQ(compute_layout(1000, 10, 8, 0, &v1, 1), 0);
+  EXPECT_EQ(v1.header_bytes, 512);
+  EXPECT_EQ(v1.directory_offset, 512u);
+  int fd = hand_built(v1, v1.total_bytes, F_SEAL_SHRINK);
+  std::unique_ptr<Segment> a;
+  std::string why;
+  ASSERT_EQ(Segment::attach(fd, v1.total_bytes, &a, &why), 0) << why;
+  EXPECT_EQ(a->version(), 1);
+  EXPECT_EQ(a->layout().directory_offset, 512u);
+  close(fd);
+}
+
 TEST(IpcSegment, AttachRejectsBadHeaders) {
   auto s = make();
   const SegmentLayout good = s->layout();
@@ -210,8 +228,11 @@ TEST(IpcSegment, AttachRejectsBadHeaders) {
   };
   const Case cases[] = {
       {"bad magic", [](SegmentLayout* l) { l->magic = 0x4d544753; }},
-      {"unsupported version", [](SegmentLayout* l) { l->version = 2; }},
+      {"unsupported version", [](SegmentLayout* l) { l->version = 3; }},
+      {"unsupported version", [](SegmentLayout* l) { l->version = 0; }},
       {"bad header_bytes", [](SegmentLayout* l) { l->header_bytes = 448; }},
+      {"bad header_bytes", [](SegmentLayout* l) { l->header_bytes = 512; }},
+      {"bad header_bytes", [](SegmentLayout* l) { l->version = 1; }},
       {"ring_slots", [](SegmentLayout* l) { l->ring_slots = 48; }},
       {"ring_slots", [](SegmentLayout* l) { l->ring_slots = 1; }},
       {"ring_slots", [](SegmentLayout* l) { l->ring_slots = 1u << 20; }},
