@@ -103,6 +103,20 @@ int open_fds() {
   return n - 3;  // ".", ".." and the directory's own descriptor
 }
 
+// open_fds() once it has not changed for 100 ms (at most 3 s): the handler
+// closes an exited child's descriptors when it sees the exit, a moment
+// after wait() returned, so a count taken at once may still hold them.
+int settled_fds() {
+  int last = open_fds();
+  for (int same = 0, i = 0; same < 10 && i < 300; i++) {
+    usleep(10000);
+    int now = open_fds();
+    same = now == last ? same + 1 : 0;
+    last = now;
+  }
+  return last;
+}
+
 void expect_clean_exit(const char* what, int st, const std::string& err) {
   CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
         "%s: expected exit 0, found %s (exit 1: the FAIL line above); its stderr: %s", what,
@@ -191,7 +205,7 @@ void inherited_grandchild(char* big, std::string* err) {
 // A child SIGKILLed while its reads fault: the parent keeps its data and
 // gets back the descriptors it held for the child.
 void killed_mid_read(char* big) {
-  int before = open_fds();
+  int before = settled_fds();  // the earlier children's descriptors gone
   fflush(stdout);
   pid_t pid = fork();
   CHECK(pid >= 0, "fork: errno %d", errno);
