@@ -20,6 +20,7 @@
 #include "page_moves.h"
 #include "pins.h"
 #include "policy/heat_model.h"
+#include "sys/page_size.h"
 
 namespace mtier::daemon {
 
@@ -60,6 +61,12 @@ struct Client {
   char failed_why[160] = {};
 
   bool is_runtime() const { return phase == Phase::kRegistered; }
+  // Bytes in one of its pages: the page size its segment names (version 2),
+  // else the runtime's before it (sys/page_size.h).
+  uint64_t page_bytes() const {
+    uint64_t p = segment && segment->version() >= 2 ? segment->header()->page_size.load() : 0;
+    return p ? p : kPageSize;
+  }
   // "pid 1234 (python3)" for log lines.
   std::string label() const { return "pid " + std::to_string(pid) + " (" + name + ")"; }
 };
