@@ -13,7 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "heat/perf_source.h"
+#include "perf/address_map.h"
+#include "perf/perf_source.h"
 #include "ipc/order_ring.h"
 #include "ipc/segment.h"
 #include "ipc/wire.h"
@@ -43,6 +44,7 @@ struct Client {
   std::unique_ptr<ipc::Segment> segment;
   std::unique_ptr<ipc::OrderRing> ring;  // producer side
   std::vector<ipc::TableEntry> tables;   // directory as last read
+  AddressMap addresses;                  // its tables' address ranges (owner: table id), for the samples
   uint64_t directory_generation = 1;     // odd: never read yet
   std::unique_ptr<policy::HeatModel> heat;
   std::unique_ptr<HeatSource> source;    // nullptr: no sampling for this process

@@ -24,7 +24,7 @@
 #include "daemon_config.h"
 #include "metrics_http.h"
 #include "page_scan.h"
-#include "heat/perf_source.h"
+#include "perf/perf_source.h"
 #include "policy/policy.h"
 #include "tier/topology.h"
 #include "util/json.h"
@@ -133,6 +133,7 @@ class Server {
   // the detected ones.
   const HeatSourceInfo* pick_source() const;
   void sync_directory(Client& c);
+  void map_addresses(Client& c);
   void collect_heat();
   // Drains c's heat source into its model, at most `budget` samples; how
   // many were taken. May throw (guarded by collect_heat).

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <map>
 #include <new>
+#include <optional>
 #include <tuple>
 
 #include "fuse_child.h"
@@ -188,10 +189,28 @@ void Server::sync_directory(Client& c) {
       (void)c.heat->add_table(static_cast<int>(t.id), t.pages);
   c.tables = std::move(tables);
   c.directory_generation = gen;
+  map_addresses(c);
 }
 
-// Samples into heat: the address names a table by the directory (region
-// page = (addr - region_base) / the page size its segment names). At most max_samples per second over
+// The tables' address ranges in c.addresses, by the page size c's segment
+// names. A directory whose ranges the map refuses (overlapping: a hostile
+// runtime's) leaves none: its samples count as unattributed.
+void Server::map_addresses(Client& c) {
+  const uint64_t page = c.page_bytes();
+  const uint64_t base = c.segment->layout().region_base;
+  if (c.addresses.page_size() != page) c.addresses = AddressMap(page);
+  std::vector<AddressRange> ranges;
+  for (const auto& t : c.tables)
+    if (t.pages > 0) ranges.push_back({base + t.first_page * page, t.pages, t.id});
+  if (c.addresses.replace(c.pid, std::move(ranges)) < 0) {
+    c.addresses.remove(c.pid);
+    MTIER_LOG_WARN("%s: its tables' address ranges overlap; its heat samples are not attributed",
+                   c.label().c_str());
+  }
+}
+
+// Samples into heat: the address names a table and page by the
+// directory's ranges (c.addresses). At most max_samples per second over
 // all processes; the rest waits in the rings (or is lost, and counted).
 void Server::collect_heat() {
   double tick_s = cfg_.tick_ms / 1000.0;
@@ -209,25 +228,16 @@ void Server::collect_heat() {
 
 long Server::drain_heat(Client& c, bool refresh, size_t budget) {
   if (refresh) (void)c.source->refresh();
-  uint64_t base = c.segment->layout().region_base;
-  uint64_t region_pages = c.segment->region_pages();
-  const uint64_t page_bytes = c.page_bytes();
   long n = c.source->drain(
       [&](const PerfSample& s) {
         c.samples++;
-        uint64_t page = (s.addr - base) / page_bytes;
-        if (!s.has_addr || s.addr < base || page >= region_pages) {
+        std::optional<AddressHit> hit;
+        if (s.has_addr) hit = c.addresses.lookup(c.pid, s.addr);
+        if (!hit) {
           c.unattributed++;
           return;
         }
-        // The directory is sorted by slot, not address: a linear scan is
-        // fine for the handful of tables a trainer has.
-        for (const auto& t : c.tables)
-          if (page >= t.first_page && page < t.first_page + t.pages) {
-            c.heat->record(static_cast<int>(t.id), page - t.first_page);
-            return;
-          }
-        c.unattributed++;
+        c.heat->record(static_cast<int>(hit->owner), hit->page);
       },
       budget);
   return n;
