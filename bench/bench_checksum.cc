@@ -12,12 +12,13 @@
 #include <vector>
 
 #include "bench_probes.h"
+#include "sys/page_size.h"
 #include "util/crc32c.h"
 
 namespace mtier::tools::bench {
 
 int probe_checksum(BenchConfig& c, Samples* s) {
-  size_t bytes = c.pages * 4096;
+  size_t bytes = c.pages * kPageSize;
   void* m = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (m == MAP_FAILED) return -errno;
   auto buf = static_cast<unsigned char*>(m);
@@ -29,7 +30,7 @@ int probe_checksum(BenchConfig& c, Samples* s) {
   for (int pass = 0; pass < 3; pass++) {
     auto t0 = Clock::now();
     uint32_t acc = 0;
-    for (size_t off = 0; off < bytes; off += 4096) acc ^= crc32c(buf + off, 4096);
+    for (size_t off = 0; off < bytes; off += kPageSize) acc ^= crc32c(buf + off, kPageSize);
     passes.push_back(seconds_since(t0) * 1e6 / static_cast<double>(c.pages));
     sink = sink ^ acc;
   }

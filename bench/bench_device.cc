@@ -11,6 +11,7 @@
 
 #include "bench_probes.h"
 #include "store/store.h"
+#include "sys/page_size.h"
 
 namespace mtier::tools::bench {
 namespace {
@@ -38,7 +39,7 @@ int timed_io(StoreChannel& ch, std::vector<StoreIo>& ios, bool write, Samples* s
   double secs = seconds_since(t0);
   if (rc < 0) return rc;
   auto n = static_cast<double>(ios.size());
-  (*s)[key].push_back(n * 4096 / secs / kGiB);
+  (*s)[key].push_back(n * kPageSize / secs / kGiB);
   (*s)[key + "_kiops"].push_back(n / secs / 1000);
   return 0;
 }
@@ -47,12 +48,12 @@ int timed_io(StoreChannel& ch, std::vector<StoreIo>& ios, bool write, Samples* s
 
 int probe_device(BenchConfig& c, Samples* s) {
   int err = 0;
-  auto store = open_file_store({c.dir, c.pages * 4096, true}, &err);
+  auto store = open_file_store({c.dir, c.pages * kPageSize, true}, &err);
   if (!store) return err ? err : -EIO;
   c.file_mode = store->mode();
   auto ch = store->open_channel(kDeviceDepth);  // closed before its store (declared after)
   if (!ch) return -ENOMEM;
-  for (unsigned i = 0; i < ch->depth(); i++) memset(ch->buffer(i), 0x5a ^ i, 4096);
+  for (unsigned i = 0; i < ch->depth(); i++) memset(ch->buffer(i), 0x5a ^ i, kPageSize);
   std::vector<StoreIo> ios;
   if ((err = plan_ios(*store, *ch, c.pages, &ios)) < 0) return err;
   // The first pass writes into a new, sparse file: the filesystem allocates

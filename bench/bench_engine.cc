@@ -9,6 +9,7 @@
 
 #include "bench_probes.h"
 #include "engine/engine.h"
+#include "sys/page_size.h"
 #include "sys/vm.h"
 
 namespace mtier::tools::bench {
@@ -32,7 +33,7 @@ struct EngineTable {
 // toucher reaches in address order is one fault (with them on, a fault
 // brings up to 256 pages and the per-page figures measured nothing).
 Options base_options(const BenchConfig& c) {
-  uint64_t bytes = c.pages * 4096;
+  uint64_t bytes = c.pages * kPageSize;
   Options o;
   o.region_bytes = 4ull << 30;
   o.dram_bytes = 2 * bytes + (64ull << 20);
@@ -50,7 +51,7 @@ int open_table(const Options& o, uint64_t pages, EngineTable* t) {
   t->engine = Engine::create(o, &err);
   if (!t->engine) return err ? err : -EIO;
   void* addr = nullptr;
-  int id = t->engine->create_table("bench", pages * 4096, &addr);
+  int id = t->engine->create_table("bench", pages * kPageSize, &addr);
   if (id < 0) return id;
   t->id = id;
   t->base = static_cast<char*>(addr);
@@ -95,7 +96,7 @@ int timed_evict(EngineTable& t, Samples* s, const char* name) {
   uint64_t written = stats_of(t).writebacks - before;
   expect(
       name, [&] { return written; }, t.pages);
-  if (s) (*s)[name].push_back(static_cast<double>(written) * 4096 / secs / kGiB);
+  if (s) (*s)[name].push_back(static_cast<double>(written) * kPageSize / secs / kGiB);
   return 0;
 }
 
@@ -134,7 +135,7 @@ int probe_file_engine(BenchConfig& c, Samples* s) {
   expect(
       "first touch: one fault a page", [&] { return stats_of(t).missing_faults; }, t.pages);
   // What the sampler does to a page: its PTE goes, the page stays in the memfd.
-  if ((rc = sys::zap(t.base, t.pages * 4096)) < 0) return rc;
+  if ((rc = sys::zap(t.base, t.pages * kPageSize)) < 0) return rc;
   add_costs(s, "minor", time_touches(t.base, t.pages, false));
   expect(
       "sampling MINOR fault", [&] { return stats_of(t).minor_faults; }, t.pages);
@@ -147,7 +148,7 @@ int probe_file_engine(BenchConfig& c, Samples* s) {
       [&] { return stats_of(t).missing_faults; }, 2 * t.pages);
   // Dirty every page again and evict once more: the slots are reused, so
   // this is the steady state of a long run (overwrites, not allocations).
-  for (uint64_t p = 0; p < t.pages; p++) t.base[p * 4096] ^= 1;
+  for (uint64_t p = 0; p < t.pages; p++) t.base[p * kPageSize] ^= 1;
   return timed_evict(t, s, "evict_file_again");
 }
 
@@ -178,7 +179,7 @@ int probe_prefetch(BenchConfig& c, Samples* s) {
   auto t0 = Clock::now();
   read_all(t.base, t.pages);
   double secs = seconds_since(t0);
-  (*s)["prefetch"].push_back(static_cast<double>(t.pages) * 4096 / secs / kGiB);
+  (*s)["prefetch"].push_back(static_cast<double>(t.pages) * kPageSize / secs / kGiB);
   auto from_store = [&] {
     TableStats st = stats_of(t);
     return st.fetches + st.prefetches;

@@ -20,13 +20,14 @@
 #include <cerrno>
 
 #include "bench_probes.h"
+#include "sys/page_size.h"
 #include "sys/uffd.h"
 #include "sys/vm.h"
 
 namespace mtier::tools::bench {
 namespace {
 
-alignas(4096) const char kSource[4096] = {2};
+alignas(kPageSize) const char kSource[kPageSize] = {2};
 
 // One memfd, its mapping and a userfaultfd registered on it.
 struct Mapped {
@@ -54,17 +55,17 @@ int open_mapped(Mapped* m, size_t bytes, uint64_t features, uint64_t modes) {
 enum class Way { kCopy, kContinue, kFill };
 
 int place_one(const Mapped& m, uint64_t page, Way way) {
-  char* addr = m.map + page * 4096;
-  if (way == Way::kCopy) return sys::uffd_copy(m.uffd, addr, kSource, 4096, false);
-  if (pwrite(m.memfd, kSource, 4096, static_cast<off_t>(page * 4096)) != 4096) return -EIO;
-  return way == Way::kContinue ? sys::uffd_continue(m.uffd, addr, 4096, false) : 0;
+  char* addr = m.map + page * kPageSize;
+  if (way == Way::kCopy) return sys::uffd_copy(m.uffd, addr, kSource, kPageSize, false);
+  if (pwrite(m.memfd, kSource, kPageSize, static_cast<off_t>(page * kPageSize)) != static_cast<ssize_t>(kPageSize)) return -EIO;
+  return way == Way::kContinue ? sys::uffd_continue(m.uffd, addr, kPageSize, false) : 0;
 }
 
 int time_way(uint64_t pages, Way way, const char* key, Samples* s) {
   Mapped m;
   uint64_t features = way == Way::kContinue ? UFFD_FEATURE_MINOR_SHMEM : UFFD_FEATURE_MISSING_SHMEM;
   uint64_t modes = way == Way::kContinue ? UFFDIO_REGISTER_MODE_MINOR : UFFDIO_REGISTER_MODE_MISSING;
-  if (int rc = open_mapped(&m, pages * 4096, features, modes); rc < 0) return rc;
+  if (int rc = open_mapped(&m, pages * kPageSize, features, modes); rc < 0) return rc;
   std::vector<double> us(pages);
   for (uint64_t p = 0; p < pages; p++) {
     auto t0 = Clock::now();
@@ -83,7 +84,7 @@ volatile sig_atomic_t g_sigbus_error = 0;
 
 void on_sigbus(int, siginfo_t* si, void*) {
   auto page = reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(si->si_addr) & ~uintptr_t{4095});
-  int rc = sys::uffd_copy(g_sigbus_uffd, page, kSource, 4096, false);
+  int rc = sys::uffd_copy(g_sigbus_uffd, page, kSource, kPageSize, false);
   // A page that is not ours, or a copy that failed: the fault would repeat
   // for ever, so the default action (the process ends, a bug in the probe).
   if (rc < 0 && rc != -EEXIST) {
@@ -94,7 +95,7 @@ void on_sigbus(int, siginfo_t* si, void*) {
 
 int time_sigbus(uint64_t pages, Samples* s) {
   Mapped m;
-  int rc = open_mapped(&m, pages * 4096, UFFD_FEATURE_MISSING_SHMEM | UFFD_FEATURE_SIGBUS,
+  int rc = open_mapped(&m, pages * kPageSize, UFFD_FEATURE_MISSING_SHMEM | UFFD_FEATURE_SIGBUS,
                        UFFDIO_REGISTER_MODE_MISSING);
   if (rc < 0) return rc;
   struct sigaction sa = {}, old = {};

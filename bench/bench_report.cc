@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "config/options.h"
+#include "sys/page_size.h"
 #include "util/json.h"
 
 namespace mtier::tools::bench {
@@ -126,7 +127,7 @@ std::string or_unknown(const std::string& s) { return s.empty() ? "not opened" :
 void text_config(FILE* out, const BenchReport& r) {
   const BenchConfig& c = *r.config;
   fprintf(out, "mtier bench fault: %llu pages (%.1f MiB) a table, %u run%s, medians across runs\n",
-          static_cast<unsigned long long>(c.pages), c.pages * 4096 / 1048576.0, r.runs,
+          static_cast<unsigned long long>(c.pages), c.pages * kPageSize / 1048576.0, r.runs,
           r.runs == 1 ? "" : "s");
   fprintf(out, "  dir %s (%s); file store: %s; PMem store: %s\n", c.dir.c_str(), c.fs.c_str(),
           or_unknown(c.file_mode).c_str(), or_unknown(c.pmem_mode).c_str());
@@ -230,7 +231,7 @@ json::Json jnum(double v) { return json::number(v); }
 json::Json json_config(const BenchReport& r) {
   const BenchConfig& c = *r.config;
   return {{"pages", c.pages},
-          {"bytes", c.pages * 4096},
+          {"bytes", c.pages * kPageSize},
           {"runs", r.runs},
           {"dir", c.dir},
           {"fs", c.fs},

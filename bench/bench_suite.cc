@@ -25,13 +25,14 @@
 #include "locality.h"
 #include "quantile.h"
 #include "swap_file.h"
+#include "sys/page_size.h"
 #include "units.h"
 #include "util/progress.h"
 
 namespace mtier::tools::suite {
 namespace {
 
-constexpr uint64_t kPage = 4096;
+constexpr uint64_t kPage = kPageSize;
 
 // SIGINT, SIGTERM, SIGHUP: the run in progress is killed and the suite
 // tears down its swap file, cgroups and scratch files before it exits.

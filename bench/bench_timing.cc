@@ -5,12 +5,14 @@
 #include <atomic>
 #include <cmath>
 
+#include "sys/page_size.h"
+
 namespace mtier::tools::bench {
 
 std::vector<double> time_touches(char* base, uint64_t pages, bool write) {
   std::vector<double> us(pages);
   for (uint64_t p = 0; p < pages; p++) {
-    volatile char* a = base + p * 4096;
+    volatile char* a = base + p * kPageSize;
     auto t0 = Clock::now();
     // The fences keep the access between the two clock reads.
     std::atomic_signal_fence(std::memory_order_seq_cst);
@@ -25,12 +27,12 @@ std::vector<double> time_touches(char* base, uint64_t pages, bool write) {
 }
 
 void read_all(const char* base, uint64_t pages) {
-  for (uint64_t p = 0; p < pages; p++) (void)*static_cast<const volatile char*>(base + p * 4096);
+  for (uint64_t p = 0; p < pages; p++) (void)*static_cast<const volatile char*>(base + p * kPageSize);
 }
 
 void dirty_all(char* base, uint64_t pages) {
   for (uint64_t p = 0; p < pages; p++)
-    *static_cast<volatile char*>(base + p * 4096) = static_cast<char>(p | 1);
+    *static_cast<volatile char*>(base + p * kPageSize) = static_cast<char>(p | 1);
 }
 
 void add_costs(Samples* s, const std::string& name, std::vector<double> us) {

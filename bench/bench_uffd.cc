@@ -12,13 +12,14 @@
 #include <thread>
 
 #include "bench_probes.h"
+#include "sys/page_size.h"
 #include "sys/uffd.h"
 #include "sys/vm.h"
 
 namespace mtier::tools::bench {
 namespace {
 
-alignas(4096) const char kSource[4096] = {1};
+alignas(kPageSize) const char kSource[kPageSize] = {1};
 constexpr size_t kBatch = 64;
 
 struct BareUffd {
@@ -33,9 +34,9 @@ struct BareUffd {
 // (-EEXIST) and only needs the waiter woken.
 void place(BareUffd* b, uint64_t address) {
   void* page = reinterpret_cast<void*>(address & ~uint64_t{4095});
-  int rc = sys::uffd_copy(b->uffd, page, kSource, 4096, false);
-  while (rc == -EAGAIN) rc = sys::uffd_copy(b->uffd, page, kSource, 4096, false);
-  if (rc == -EEXIST) rc = sys::uffd_wake(b->uffd, page, 4096);
+  int rc = sys::uffd_copy(b->uffd, page, kSource, kPageSize, false);
+  while (rc == -EAGAIN) rc = sys::uffd_copy(b->uffd, page, kSource, kPageSize, false);
+  if (rc == -EEXIST) rc = sys::uffd_wake(b->uffd, page, kPageSize);
   int none = 0;
   if (rc < 0) b->error.compare_exchange_strong(none, rc);
 }
@@ -86,7 +87,7 @@ void close_bare(BareUffd* b) {
 
 int probe_bare_copy(BenchConfig& c, Samples* s) {
   BareUffd b;
-  int rc = open_bare(&b, c.pages * 4096);
+  int rc = open_bare(&b, c.pages * kPageSize);
   // Loads, as the fetch probes touch: the handler's work is the same for both.
   if (rc == 0) {
     add_costs(s, "bare", time_touches(b.map, c.pages, false));

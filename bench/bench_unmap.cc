@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "bench_probes.h"
+#include "sys/page_size.h"
 #include "sys/uffd.h"
 #include "sys/vm.h"
 
@@ -49,11 +50,11 @@ class Spinner {
   // 0, or -EAGAIN / -ENOMEM when no thread could be started.
   int start() {
     try {
-      buf_.assign(64 * 4096, 1);
+      buf_.assign(64 * kPageSize, 1);
       thread_ = std::thread([this] {
         unsigned long sum = 0;
         while (!stop_.load(std::memory_order_relaxed))
-          for (size_t i = 0; i < buf_.size(); i += 4096) sum += static_cast<unsigned char>(buf_[i]);
+          for (size_t i = 0; i < buf_.size(); i += kPageSize) sum += static_cast<unsigned char>(buf_[i]);
         sink_.store(sum, std::memory_order_relaxed);
       });
     } catch (const std::system_error&) {
@@ -91,7 +92,7 @@ struct Mapping {
 // zap_ranges through `pidfd` (>= 0). Microseconds a page in *us.
 int time_unmaps(char* base, uint64_t pages, int pidfd, std::vector<double>* us) {
   std::vector<struct iovec> victims;
-  for (uint64_t p = 0; p < pages; p += kStride) victims.push_back({base + p * 4096, 4096});
+  for (uint64_t p = 0; p < pages; p += kStride) victims.push_back({base + p * kPageSize, kPageSize});
   us->clear();
   if (pidfd < 0) {
     for (const struct iovec& v : victims) {
@@ -135,11 +136,11 @@ struct MinorMapping {
 int time_span_unmaps(MinorMapping& m, uint64_t pages, std::vector<double>* us) {
   us->clear();
   for (uint64_t first = 0; first + kSpanPages <= pages; first += kSpanPages) {
-    char* base = m.map + first * 4096;
+    char* base = m.map + first * kPageSize;
     auto t0 = Clock::now();
-    if (int rc = sys::zap(base, kSpanPages * 4096); rc < 0) return rc;
+    if (int rc = sys::zap(base, kSpanPages * kPageSize); rc < 0) return rc;
     for (uint64_t p = 1; p < kSpanPages; p += kStride)  // the gap after each victim
-      if (int rc = sys::uffd_continue(m.uffd, base + p * 4096, (kStride - 1) * 4096, false, true);
+      if (int rc = sys::uffd_continue(m.uffd, base + p * kPageSize, (kStride - 1) * kPageSize, false, true);
           rc < 0)
         return rc;
     double each = std::chrono::duration<double, std::micro>(Clock::now() - t0).count() /
@@ -155,7 +156,7 @@ int probe_unmap(BenchConfig& c, Samples* s) {
   // At most 16384 pages: the cost a page does not depend on the table's size.
   uint64_t pages = std::min<uint64_t>(c.pages, 16384);
   Mapping m;
-  m.bytes = pages * 4096;
+  m.bytes = pages * kPageSize;
   if ((m.fd = sys::memfd_open("mtier-bench-unmap", m.bytes)) < 0) return m.fd;
   if (!(m.map = static_cast<char*>(sys::map_shared(m.fd, m.bytes)))) return -errno;
   if (!(m.readonly = static_cast<char*>(sys::map_shared(m.fd, m.bytes, false)))) return -errno;

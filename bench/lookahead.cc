@@ -8,11 +8,12 @@
 #include <algorithm>
 
 #include "mtier.h"
+#include "sys/page_size.h"
 
 namespace mtier::bench {
 namespace {
 
-constexpr uintptr_t kPage = 4096;
+constexpr uintptr_t kPage = kPageSize;
 
 }  // namespace
 

@@ -24,13 +24,14 @@
 #include "mtier.h"
 #include "oracle.h"
 #include "quantile.h"
+#include "sys/page_size.h"
 #include "util/json.h"
 
 namespace mtier::bench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr uint64_t kPage = 4096;
+constexpr uint64_t kPage = kPageSize;
 
 // The tables' memory, in the oracle's layout (tables one after another,
 // each on a page boundary) for every backing but mtier, whose tables are

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "bench_probes.h"
+#include "sys/page_size.h"
 
 namespace mtier::tools::suite {
 
@@ -20,7 +21,7 @@ DeviceSpeed measure_device(const std::string& dir, uint64_t bytes) {
   d.bytes = bytes;
   bench::BenchConfig c;
   c.dir = dir;
-  c.pages = bytes / 4096;
+  c.pages = bytes / kPageSize;
   bench::Samples s;
   auto t0 = std::chrono::steady_clock::now();
   int rc = bench::probe_device(c, &s);

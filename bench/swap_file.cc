@@ -15,11 +15,12 @@
 #include <vector>
 
 #include "sys/swap_area.h"
+#include "sys/page_size.h"
 
 namespace mtier::bench {
 namespace {
 
-constexpr uint64_t kPage = 4096;
+constexpr uint64_t kPage = kPageSize;
 constexpr uint64_t kMinBytes = 10 * kPage;  // mkswap refuses fewer than 10 pages
 constexpr size_t kChunk = 1 << 20;
 

@@ -14,6 +14,7 @@
 #include "peer_region.h"
 #include "server.h"
 #include "sys/fd_limit.h"
+#include "sys/page_size.h"
 #include "sys/text_file.h"
 #include "sys/vm.h"
 
@@ -25,7 +26,6 @@ namespace {
 constexpr uint64_t kSpareFds = 64;
 // Refusals are logged at most once a second (with a count of the others).
 constexpr uint64_t kRefusalLogNs = 1000000000ull;
-constexpr uint64_t kPage = 4096;
 
 std::string gib(uint64_t bytes) {
   return std::to_string(bytes >> 30) + "." + std::to_string(((bytes >> 20) & 1023) * 10 / 1024) +
@@ -107,15 +107,15 @@ void Server::resume_accept() {
 uint64_t Server::region_cap() const {
   if (cfg_.max_region_bytes_per_user) return cfg_.max_region_bytes_per_user;
   uint64_t ram = sys::physical_memory();
-  return ram ? ram * 32 : ipc::kMaxRegionPages * kPage;
+  return ram ? ram * 32 : ipc::kMaxRegionPages * kPageSize;
 }
 
 int Server::admit_region(const Client& c, const ipc::Segment& s, std::string* why) const {
-  uint64_t bytes = s.region_pages() * kPage;
+  uint64_t bytes = s.region_pages() * kPageSize;
   uint64_t used = 0;
   for (const auto& [fd, other] : clients_)
     if (other.get() != &c && other->is_runtime() && other->uid == c.uid)
-      used += other->segment->region_pages() * kPage;
+      used += other->segment->region_pages() * kPageSize;
   uint64_t cap = region_cap();
   if (bytes > cap || used > cap - bytes) {
     *why = "a region of " + gib(bytes) + " with " + gib(used) + " registered by user " +

@@ -13,13 +13,15 @@
 #include <string>
 #include <vector>
 
-#include "heat/perf_source.h"
+#include "perf/address_map.h"
+#include "perf/perf_source.h"
 #include "ipc/order_ring.h"
 #include "ipc/segment.h"
 #include "ipc/wire.h"
 #include "page_moves.h"
 #include "pins.h"
 #include "policy/heat_model.h"
+#include "sys/page_size.h"
 
 namespace mtier::daemon {
 
@@ -42,6 +44,7 @@ struct Client {
   std::unique_ptr<ipc::Segment> segment;
   std::unique_ptr<ipc::OrderRing> ring;  // producer side
   std::vector<ipc::TableEntry> tables;   // directory as last read
+  AddressMap addresses;                  // its tables' address ranges (owner: table id), for the samples
   uint64_t directory_generation = 1;     // odd: never read yet
   std::unique_ptr<policy::HeatModel> heat;
   std::unique_ptr<HeatSource> source;    // nullptr: no sampling for this process
@@ -60,6 +63,12 @@ struct Client {
   char failed_why[160] = {};
 
   bool is_runtime() const { return phase == Phase::kRegistered; }
+  // Bytes in one of its pages: the page size its segment names (version 2),
+  // else the runtime's before it (sys/page_size.h).
+  uint64_t page_bytes() const {
+    uint64_t p = segment && segment->version() >= 2 ? segment->header()->page_size.load() : 0;
+    return p ? p : kPageSize;
+  }
   // "pid 1234 (python3)" for log lines.
   std::string label() const { return "pid " + std::to_string(pid) + " (" + name + ")"; }
 };

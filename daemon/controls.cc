@@ -9,11 +9,10 @@
 #include "ipc/channel.h"
 #include "log/log.h"
 #include "server.h"
+#include "sys/page_size.h"
 
 namespace mtier::daemon {
 namespace {
-
-constexpr uint64_t kPage = 4096;
 
 std::string mib(uint64_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
 
@@ -38,8 +37,8 @@ void Server::on_budget_set(Client& c, const ipc::BudgetSet& m) {
       capacity = t.bytes;
       break;
     }
-  if (m.bytes % kPage || (capacity && m.bytes > capacity)) {
-    std::string why = m.bytes % kPage ? "a budget must be a multiple of 4096 bytes"
+  if (m.bytes % kPageSize || (capacity && m.bytes > capacity)) {
+    std::string why = m.bytes % kPageSize ? "a budget must be a multiple of " + std::to_string(kPageSize) + " bytes"
                                       : std::string("budget ") + mib(m.bytes) +
                                             " is larger than tier " + tier + " (" +
                                             mib(capacity) + ")";

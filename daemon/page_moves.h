@@ -41,6 +41,7 @@ struct TableTrack {
   bool primed = false;               // place holds a first look (nothing counted before it)
   uint64_t view_lo = 0, view_hi = 0; // the pages the policy was shown at the last tick
   std::array<uint64_t, kPageMoveKinds> moves{};
+  std::array<uint64_t, kPageMoveKinds> moves_counted{};  // of moves, in the node's totals
   std::array<uint64_t, kPageMoveKinds> moves_at_rate{};  // moves at the last rate update
   std::array<double, kPageMoveKinds> per_s{};            // pages per second over that last second
 };

@@ -13,6 +13,7 @@
 // changing the policy takes root or the daemon's own user; a status request
 // shows a non-root user only the processes of that user.
 #pragma once
+#include <array>
 #include <map>
 #include <memory>
 #include <string>
@@ -23,12 +24,30 @@
 #include "daemon_config.h"
 #include "metrics_http.h"
 #include "page_scan.h"
-#include "heat/perf_source.h"
+#include "perf/perf_source.h"
 #include "policy/policy.h"
 #include "tier/topology.h"
 #include "util/json.h"
 
 namespace mtier::daemon {
+
+// How long the ticks' work took: a histogram with fixed bounds in seconds
+// (the metrics' mtier_daemon_tick_duration_seconds).
+struct TickDurations {
+  static constexpr double kBounds[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+                                       0.05,   0.1,   0.25,   0.5,   1,     2.5};
+  static constexpr size_t kBuckets = sizeof kBounds / sizeof kBounds[0];
+  uint64_t counts[kBuckets + 1] = {};  // per bucket, not cumulative; the last: above them all
+  uint64_t count = 0;
+  double sum_s = 0;
+  void observe(double s) {
+    size_t b = 0;
+    while (b < kBuckets && s > kBounds[b]) b++;
+    counts[b]++;
+    count++;
+    sum_s += s;
+  }
+};
 
 class Server {
  public:
@@ -114,12 +133,18 @@ class Server {
   // the detected ones.
   const HeatSourceInfo* pick_source() const;
   void sync_directory(Client& c);
+  void map_addresses(Client& c);
   void collect_heat();
   // Drains c's heat source into its model, at most `budget` samples; how
   // many were taken. May throw (guarded by collect_heat).
   long drain_heat(Client& c, bool refresh, size_t budget);
-  // Per-second rates of page moves and faults over the last `elapsed_s`.
+  // Per-second rates of page moves and faults over the last `elapsed_s`
+  // (the policy's view; the status tools and metrics take their rates from
+  // the cumulative counts instead).
   void update_rates(double elapsed_s);
+  // Adds the page moves counted since the last call to the node's totals
+  // (node_moves_), which thus outlive the processes and tables that made them.
+  void count_node_moves();
   // The status document (docs/protocol.md): heat maps of `buckets` slices
   // per table, an extent sampled within `window_ms` counted as active; of
   // one pid (0: all) and of one job's ranks (empty: any).
@@ -144,6 +169,9 @@ class Server {
   // The status document's "tiers": DRAM, the slow memory tier and the
   // stores, node-wide.
   json::Json tiers_json() const;
+  // Its daemon's "moves" and "tick_duration".
+  json::Json node_moves_json() const;
+  json::Json tick_durations_json() const;
   // Its "jobs": each job's ranks (the asker's own jobs unless it is root).
   json::Json jobs_json(uid_t asker, const std::string& only) const;
   // Starts the metrics endpoint on cfg_.metrics_address: 0, or -EINVAL for
@@ -182,6 +210,8 @@ class Server {
   PageScan scan_{1u << 20};      // the tick's bounded read of the page words (page_scan.h)
   std::vector<ScanTable> scan_tables_;    // plan_and_order()'s, reused across ticks
   std::vector<ScanWindow> scan_windows_;
+  std::array<uint64_t, kPageMoveKinds> node_moves_{};  // pages, since the daemon started
+  TickDurations tick_durations_;                        // the ticks' work, for the metrics
 };
 
 }  // namespace mtier::daemon

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "config.h"  // PACKAGE_VERSION, PACKAGE_LICENSE
 #include "prometheus.h"
 #include "server.h"
 #include "util/json.h"
@@ -20,8 +21,6 @@
 
 namespace mtier::daemon {
 namespace {
-
-constexpr uint64_t kPage = 4096;
 
 struct Residency {
   uint64_t dram = 0, slow = 0, store = 0, untouched = 0;
@@ -123,7 +122,7 @@ json::Json table_json(const Client& c, const ipc::TableEntry& t, const HeatShape
   for (size_t e = 0; e < extents; e++) {
     uint32_t seen = heat->last_seen[e];
     if (seen == 0 || s.now_tick - seen > s.window_ticks) continue;
-    active += std::min(extent_pages, t.pages - e * extent_pages) * kPage;
+    active += std::min(extent_pages, t.pages - e * extent_pages) * c.page_bytes();
   }
   json::Json j = json::table_head({.id = t.id, .name = t.name, .bytes = t.bytes});
   j["pages"] = t.pages;
@@ -155,6 +154,7 @@ json::Json table_json(const Client& c, const ipc::TableEntry& t, const HeatShape
 
 json::Json process_json(const Client& c, bool stale, const HeatShape& s) {
   const ipc::SegmentHeader* h = c.segment->header();
+  const uint64_t page = c.page_bytes();
   json::Json tables = json::Json::array();
   for (const auto& t : c.tables) tables.push_back(table_json(c, t, s));
   json::Json j = {{"pid", c.pid},
@@ -164,11 +164,11 @@ json::Json process_json(const Client& c, bool stale, const HeatShape& s) {
           {"job", c.job},
           {"rank", c.rank},
           {"stale", stale},
-          {"dram_budget_bytes", h->dram_budget_pages.load() * kPage},
-          {"dram_assigned_bytes", c.budget_sent * kPage},
-          {"dram_resident_bytes", h->dram_resident_pages.load() * kPage},
-          {"slow_budget_bytes", h->slow_budget_pages.load() * kPage},
-          {"slow_resident_bytes", h->slow_resident_pages.load() * kPage},
+          {"dram_budget_bytes", h->dram_budget_pages.load() * page},
+          {"dram_assigned_bytes", c.budget_sent * page},
+          {"dram_resident_bytes", h->dram_resident_pages.load() * page},
+          {"slow_budget_bytes", h->slow_budget_pages.load() * page},
+          {"slow_resident_bytes", h->slow_resident_pages.load() * page},
           {"missing_faults", h->missing_faults.load()},
           {"minor_faults", h->minor_faults.load()},
           {"evictions", h->evictions.load()},
@@ -177,7 +177,7 @@ json::Json process_json(const Client& c, bool stale, const HeatShape& s) {
           {"prefetch_reads", h->prefetch_reads.load()},
           {"prefetch_hits", h->prefetch_hits.load()},
           {"prefetch_late", h->prefetch_late.load()},
-          {"pinned_bytes", h->pinned_pages.load() * kPage},
+          {"pinned_bytes", h->pinned_pages.load() * page},
           {"store_errors", h->store_errors.load()},
           {"store_full", h->store_full.load()},
           {"faults_per_second", json::number(c.faults_per_s)},
@@ -201,7 +201,7 @@ json::Json process_json(const Client& c, bool stale, const HeatShape& s) {
     j["evict_cancels"] = h->evict_cancels.load();
     j["budget_overruns"] = h->budget_overruns.load();
     j["child_faults"] = h->child_faults.load();
-    j["held_bytes"] = h->held_pages.load() * kPage;
+    j["held_bytes"] = h->held_pages.load() * page;
   }
   return j;
 }
@@ -210,6 +210,7 @@ json::Json process_json(const Client& c, bool stale, const HeatShape& s) {
 struct TierUse {
   uint64_t used = 0, budget = 0;
   double in_pages_per_s = 0, out_pages_per_s = 0;
+  uint64_t in_pages = 0, out_pages = 0;  // since the daemon started, node-wide
 };
 
 std::string node_list(const std::vector<int>& nodes) {
@@ -233,11 +234,12 @@ json::Json Server::jobs_json(uid_t asker, const std::string& only) const {
     if (!c.is_runtime() || c.job.empty() || (asker != 0 && c.uid != asker)) continue;
     if (!only.empty() && c.job != only) continue;
     const ipc::SegmentHeader* h = c.segment->header();
+    const uint64_t page = c.page_bytes();
     Job& job = jobs[{c.uid, c.job}];
     job.ranks.push_back(&c);
-    job.own += h->dram_budget_pages.load() * kPage;
-    job.assigned += c.budget_sent * kPage;
-    job.resident += h->dram_resident_pages.load() * kPage;
+    job.own += h->dram_budget_pages.load() * page;
+    job.assigned += c.budget_sent * page;
+    job.resident += h->dram_resident_pages.load() * page;
   }
   json::Json out = json::Json::array();
   for (const auto& [key, job] : jobs) {
@@ -253,6 +255,27 @@ json::Json Server::jobs_json(uid_t asker, const std::string& only) const {
   return out;
 }
 
+// Pages moved node-wide since the daemon started, by kind (the tables'
+// "moves" summed, those of exited processes and freed tables included).
+json::Json Server::node_moves_json() const {
+  json::Json moves = json::Json::object();
+  for (unsigned m = 0; m < kPageMoveKinds; m++) moves[page_move_name(m)] = node_moves_[m];
+  return moves;
+}
+
+// The ticks' durations: bucket bounds in seconds with cumulative counts,
+// their sum and count (a Prometheus histogram's parts).
+json::Json Server::tick_durations_json() const {
+  const TickDurations& d = tick_durations_;
+  json::Json buckets = json::Json::array();
+  uint64_t below = 0;
+  for (size_t b = 0; b < TickDurations::kBuckets; b++) {
+    below += d.counts[b];
+    buckets.push_back({{"le", json::number(TickDurations::kBounds[b])}, {"count", below}});
+  }
+  return {{"buckets", std::move(buckets)}, {"count", d.count}, {"sum_seconds", json::number(d.sum_s)}};
+}
+
 json::Json Server::tiers_json() const {
   // DRAM, slow memory, store: pages in, pages out, by move kind.
   TierUse use[3];
@@ -260,10 +283,11 @@ json::Json Server::tiers_json() const {
     const Client& c = *cp;
     if (!c.is_runtime()) continue;
     const ipc::SegmentHeader* h = c.segment->header();
-    use[0].used += h->dram_resident_pages.load() * kPage;
-    use[0].budget += h->dram_budget_pages.load() * kPage;
-    use[1].used += h->slow_resident_pages.load() * kPage;
-    use[1].budget += h->slow_budget_pages.load() * kPage;
+    const uint64_t page = c.page_bytes();
+    use[0].used += h->dram_resident_pages.load() * page;
+    use[0].budget += h->dram_budget_pages.load() * page;
+    use[1].used += h->slow_resident_pages.load() * page;
+    use[1].budget += h->slow_budget_pages.load() * page;
     for (const auto& [id, track] : c.tracks) {
       const auto& r = track.per_s;
       use[0].in_pages_per_s += r[kNewToDram] + r[kStoreToDram] + r[kSlowToDram];
@@ -272,9 +296,16 @@ json::Json Server::tiers_json() const {
       use[1].out_pages_per_s += r[kSlowToDram] + r[kSlowToStore];
       use[2].in_pages_per_s += r[kDramToStore] + r[kSlowToStore];
       use[2].out_pages_per_s += r[kStoreToDram] + r[kStoreToSlow];
-      use[2].used += track.count[static_cast<size_t>(policy::Place::kStore)] * kPage;
+      use[2].used += track.count[static_cast<size_t>(policy::Place::kStore)] * page;
     }
   }
+  const auto& n = node_moves_;
+  use[0].in_pages = n[kNewToDram] + n[kStoreToDram] + n[kSlowToDram];
+  use[0].out_pages = n[kDramToSlow] + n[kDramToStore];
+  use[1].in_pages = n[kNewToSlow] + n[kStoreToSlow] + n[kDramToSlow];
+  use[1].out_pages = n[kSlowToDram] + n[kSlowToStore];
+  use[2].in_pages = n[kDramToStore] + n[kSlowToStore];
+  use[2].out_pages = n[kStoreToDram] + n[kStoreToSlow];
   // A node budget, when configured, is what the tier may hold; else each
   // process's own budgets add up.
   if (cfg_.dram_bytes) use[0].budget = cfg_.dram_bytes;
@@ -293,8 +324,10 @@ json::Json Server::tiers_json() const {
                       {"capacity_bytes", info ? info->bytes : 0},
                       {"budget_bytes", u.budget},
                       {"used_bytes", u.used},
-                      {"in_bytes_per_second", json::number(u.in_pages_per_s * kPage)},
-                      {"out_bytes_per_second", json::number(u.out_pages_per_s * kPage)}};
+                      {"in_bytes", u.in_pages * kPageSize},
+                      {"out_bytes", u.out_pages * kPageSize},
+                      {"in_bytes_per_second", json::number(u.in_pages_per_s * kPageSize)},
+                      {"out_bytes_per_second", json::number(u.out_pages_per_s * kPageSize)}};
   };
   return {tier("dram", "dram", fast, use[0]), tier("slow", "slow-memory", slow, use[1]),
           tier("store", "store", nullptr, use[2])};
@@ -332,7 +365,12 @@ json::Json Server::status_doc(const Client& asker, pid_t pid, const std::string&
                        {"migrate_bytes_per_second", cfg_.migrate_rate},
                        {"tick_seconds", json::number(cfg_.tick_ms / 1000.0)},
                        {"heat_buckets", shape.buckets},
-                       {"window_seconds", json::number(window_ms / 1000.0)}};
+                       {"window_seconds", json::number(window_ms / 1000.0)},
+                       {"version", PACKAGE_VERSION},
+                       {"license", PACKAGE_LICENSE},
+                       {"page_size_bytes", kPageSize},
+                       {"moves", node_moves_json()},
+                       {"tick_duration", tick_durations_json()}};
   json::Json processes = json::Json::array();
   bool found = pid == 0 && job.empty();
   for (const auto& [fd, c] : clients_) {

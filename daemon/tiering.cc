@@ -12,6 +12,7 @@
 #include <cstring>
 #include <map>
 #include <new>
+#include <optional>
 #include <tuple>
 
 #include "fuse_child.h"
@@ -188,10 +189,28 @@ void Server::sync_directory(Client& c) {
       (void)c.heat->add_table(static_cast<int>(t.id), t.pages);
   c.tables = std::move(tables);
   c.directory_generation = gen;
+  map_addresses(c);
 }
 
-// Samples into heat: the address names a table by the directory (region
-// page = (addr - region_base) / 4096). At most max_samples per second over
+// The tables' address ranges in c.addresses, by the page size c's segment
+// names. A directory whose ranges the map refuses (overlapping: a hostile
+// runtime's) leaves none: its samples count as unattributed.
+void Server::map_addresses(Client& c) {
+  const uint64_t page = c.page_bytes();
+  const uint64_t base = c.segment->layout().region_base;
+  if (c.addresses.page_size() != page) c.addresses = AddressMap(page);
+  std::vector<AddressRange> ranges;
+  for (const auto& t : c.tables)
+    if (t.pages > 0) ranges.push_back({base + t.first_page * page, t.pages, t.id});
+  if (c.addresses.replace(c.pid, std::move(ranges)) < 0) {
+    c.addresses.remove(c.pid);
+    MTIER_LOG_WARN("%s: its tables' address ranges overlap; its heat samples are not attributed",
+                   c.label().c_str());
+  }
+}
+
+// Samples into heat: the address names a table and page by the
+// directory's ranges (c.addresses). At most max_samples per second over
 // all processes; the rest waits in the rings (or is lost, and counted).
 void Server::collect_heat() {
   double tick_s = cfg_.tick_ms / 1000.0;
@@ -209,24 +228,16 @@ void Server::collect_heat() {
 
 long Server::drain_heat(Client& c, bool refresh, size_t budget) {
   if (refresh) (void)c.source->refresh();
-  uint64_t base = c.segment->layout().region_base;
-  uint64_t region_pages = c.segment->region_pages();
   long n = c.source->drain(
       [&](const PerfSample& s) {
         c.samples++;
-        uint64_t page = (s.addr - base) / 4096;
-        if (!s.has_addr || s.addr < base || page >= region_pages) {
+        std::optional<AddressHit> hit;
+        if (s.has_addr) hit = c.addresses.lookup(c.pid, s.addr);
+        if (!hit) {
           c.unattributed++;
           return;
         }
-        // The directory is sorted by slot, not address: a linear scan is
-        // fine for the handful of tables a trainer has.
-        for (const auto& t : c.tables)
-          if (page >= t.first_page && page < t.first_page + t.pages) {
-            c.heat->record(static_cast<int>(t.id), page - t.first_page);
-            return;
-          }
-        c.unattributed++;
+        c.heat->record(static_cast<int>(hit->owner), hit->page);
       },
       budget);
   return n;
@@ -272,6 +283,7 @@ void Server::tick() {
   for (size_t k = 0; k < live.size() && cool_left > 0; k++)
     cool_left -= std::min(cool_left, live[(tick_ + k) % live.size()]->heat->cool_step(cool_left));
   plan_and_order(span_s_);
+  count_node_moves();
   span_s_ = 0;
   drop_failed();
   resume_accept();
@@ -286,6 +298,7 @@ void Server::tick() {
     }
   }
   uint64_t took_ns = ipc::monotonic_ns() - start_ns;
+  tick_durations_.observe(static_cast<double>(took_ns) / 1e9);
   MTIER_LOG_DEBUG("tick %u took %.1f ms, read %llu page words", tick_,
                   static_cast<double>(took_ns) / 1e6,
                   static_cast<unsigned long long>(scan_.last_pages()));
@@ -355,6 +368,15 @@ void Server::apply_pins(Client& c, uint64_t limit, std::vector<ipc::Order>* out)
     }
     if (o.count) out->push_back(o);
   }
+}
+
+void Server::count_node_moves() {
+  for (auto& [fd, cp] : clients_)
+    for (auto& [id, track] : cp->tracks)
+      for (unsigned m = 0; m < kPageMoveKinds; m++) {
+        node_moves_[m] += track.moves[m] - track.moves_counted[m];
+        track.moves_counted[m] = track.moves[m];
+      }
 }
 
 void Server::update_rates(double elapsed_s) {
@@ -450,11 +472,11 @@ void Server::plan_and_order(double tick_s) {
   policy::NodeView node;
   node.now_tick = tick_;
   node.tick_seconds = tick_s;
-  node.dram_pages = cfg_.dram_bytes / 4096;
-  node.slow_pages = cfg_.slow_bytes / 4096;
+  node.dram_pages = cfg_.dram_bytes / kPageSize;
+  node.slow_pages = cfg_.slow_bytes / kPageSize;
   node.migrate_pages_per_tick =
       cfg_.migrate_rate
-          ? std::max<uint64_t>(1, static_cast<uint64_t>(cfg_.migrate_rate * tick_s / 4096))
+          ? std::max<uint64_t>(1, static_cast<uint64_t>(cfg_.migrate_rate * tick_s / kPageSize))
           : 0;
   // The page words of every process's tables are read within the scan
   // budget (page_scan.h), then each process's view is made of what was read.

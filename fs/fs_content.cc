@@ -16,9 +16,15 @@ namespace {
 
 using Value = json::Json;
 
-// Pages as bytes; the document's page counts are exact doubles.
-std::string page_bytes(const Value& v) {
-  return number_text((v.is_number() ? v.get<double>() : 0) * kPageBytes);
+// Bytes in a page of process p: what its runtime says, else kPageBytes.
+double page_size(const Value& p) {
+  const Value& v = json::at(p, "page_size_bytes");
+  return v.is_number() && v.get<double>() > 0 ? v.get<double>() : kPageBytes;
+}
+
+// Pages of process p as bytes; the document's page counts are exact doubles.
+std::string page_bytes(const Value& v, const Value& p) {
+  return number_text((v.is_number() ? v.get<double>() : 0) * page_size(p));
 }
 
 // Sums a table's moves_per_second over the kinds that bring a page into memory
@@ -87,6 +93,22 @@ std::string heatmap_lines(const Value& t, const Value& d) {
   return out;
 }
 
+// The runtime's counters since it started (the exit summary's), then the
+// daemon's for the process: "key value" a line, in the status document's
+// names; a key the runtime did not publish (an older one) is left out.
+std::string counter_lines(const Value& p) {
+  static constexpr const char* kKeys[] = {
+      "missing_faults", "minor_faults",   "wp_faults",      "child_faults",   "zero_fills",
+      "fetches",        "prefetches",     "evictions",      "writebacks",     "demotions",
+      "promotions",     "evict_cancels",  "budget_overruns", "store_errors",  "store_full",
+      "prefetch_pages", "prefetch_reads", "prefetch_late",  "prefetch_hits",  "samples",
+      "unattributed_samples", "orders_sent", "orders_dropped", "pages_ordered"};
+  std::string out;
+  for (const char* k : kKeys)
+    if (p.contains(k)) out += std::string(k) + " " + number_text(json::at(p, k)) + "\n";
+  return out;
+}
+
 int missing(std::string* why, const std::string& what) {
   *why = what + " is not in mtierd's status";
   return -ENOENT;
@@ -125,12 +147,13 @@ int table_content(const Value& t, const Value& p, const Value* heat, const Node&
       *out = number_text(json::at(t, "bytes")) + "\n";
       break;
     case FileKind::kTableResident:
-      *out = number_text((json::num(t, "dram_pages") + json::num(t, "slow_pages")) * kPageBytes) + "\n";
+      *out = number_text((json::num(t, "dram_pages") + json::num(t, "slow_pages")) * page_size(p)) + "\n";
       break;
     case FileKind::kTableTierBytes:
-      *out = "dram " + page_bytes(json::at(t, "dram_pages")) + "\nslow " + page_bytes(json::at(t, "slow_pages")) +
-             "\nstore " + page_bytes(json::at(t, "store_pages")) + "\nuntouched " +
-             page_bytes(json::at(t, "untouched_pages")) + "\n";
+      *out = "dram " + page_bytes(json::at(t, "dram_pages"), p) + "\nslow " +
+             page_bytes(json::at(t, "slow_pages"), p) + "\nstore " +
+             page_bytes(json::at(t, "store_pages"), p) + "\nuntouched " +
+             page_bytes(json::at(t, "untouched_pages"), p) + "\n";
       break;
     case FileKind::kTableHeat:
       *out = "heat " + number_text(json::at(t, "heat")) + "\nsamples_per_second " +
@@ -183,6 +206,7 @@ int file_content(const Value& status, const Value* heat, const Node& n, std::str
   const Value& p = *find_process(status, n.pid);
   if (n.file == FileKind::kProcName) return *out = json::str(p, "name") + "\n", 0;
   if (n.file == FileKind::kProcWeight) return *out = number_text(json::at(p, "weight")) + "\n", 0;
+  if (n.file == FileKind::kProcCounters) return *out = counter_lines(p), 0;
   return table_content(*find_table(p, n.table_id), p, heat, n, out, why);
 }
 

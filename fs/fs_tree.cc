@@ -27,7 +27,8 @@ constexpr NamedFile kTierFiles[] = {
     {"capacity", FileKind::kTierCapacity}, {"budget", FileKind::kTierBudget},
     {"used", FileKind::kTierUsed},         {"bandwidth", FileKind::kTierBandwidth}};
 constexpr NamedFile kProcFiles[] = {{"name", FileKind::kProcName},
-                                    {"weight", FileKind::kProcWeight}};
+                                    {"weight", FileKind::kProcWeight},
+                                    {"counters", FileKind::kProcCounters}};
 constexpr NamedFile kTableFiles[] = {{"size", FileKind::kTableSize},
                                      {"resident", FileKind::kTableResident},
                                      {"tier_bytes", FileKind::kTableTierBytes},

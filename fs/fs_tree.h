@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "ipc/wire.h"
+#include "sys/page_size.h"
 #include "util/json.h"
 
 namespace mtier::fs {
@@ -38,7 +39,9 @@ inline constexpr uint32_t kHeatmapWindowMs = 1000;
 // The longest write a writable file accepts (policy params are at most
 // 1024 bytes; anything longer is a mistake, not a request).
 inline constexpr size_t kMaxWriteBytes = 4096;
-inline constexpr uint64_t kPageBytes = 4096;
+// Bytes in a page where the status document does not say (a process
+// whose runtime publishes no page_size_bytes): the runtime's.
+inline constexpr uint64_t kPageBytes = kPageSize;
 
 enum class NodeType { kRoot, kTiers, kTier, kProcs, kProc, kTables, kTable, kFile };
 
@@ -53,6 +56,7 @@ enum class FileKind {
   kTierBandwidth,
   kProcName,
   kProcWeight,
+  kProcCounters,
   kTableSize,
   kTableResident,
   kTableTierBytes,

@@ -11,8 +11,10 @@
 #include <string>
 
 #include "boundary.h"
+#include "engine_instance.h"
 #include "interposer_state.h"
 #include "log/log.h"
+#include "sys/page_size.h"
 #include "util/runtime_scope.h"
 
 namespace mtier::lib {
@@ -21,7 +23,6 @@ namespace {
 double mib(uint64_t b) { return static_cast<double>(b) / (1 << 20); }
 unsigned long long ull(uint64_t v) { return static_cast<unsigned long long>(v); }
 
-constexpr uint64_t kPage = 4096;
 double g_start_s = 0;  // when the summary was asked for: the process's start
 
 double now_s() {
@@ -50,12 +51,15 @@ std::string slow_text(const EngineStats& e) {
 void print_summary_locked() {
   State& st = state();
   // The parent reports; a forked child only if it started an engine of its own.
-  if (st.child || (st.forked && !st.engine)) return;
+  // The process's engine: the interposer's, or the one the C API started
+  // (a program with tables of its own, mtier_table_create).
+  Engine* engine = st.engine ? st.engine : running_engine();
+  if (st.child || (st.forked && !engine)) return;
   if (log::level() < log::Level::kNotice) log::set_level(log::Level::kNotice);
   // Every line names the process: under a launcher (torch.multiprocessing.spawn,
   // a job of ranks) several processes print their summaries at once.
   const int pid = static_cast<int>(getpid());
-  if (!st.engine) {
+  if (!engine) {
     MTIER_LOG_NOTICE(
         "summary (pid %d): no managed tables (no allocation was selected: min_bytes %.1f MiB%s)",
         pid, mib(st.selection.min_bytes()), st.failed ? "; the engine could not start" : "");
@@ -63,8 +67,8 @@ void print_summary_locked() {
   }
   // The engine's totals, freed tables included: the same counts mtierd
   // reads from the shared segment (DaemonLink::publish_status).
-  const CounterTotals t = st.engine->counter_totals();
-  EngineStats e = st.engine->stats();
+  const CounterTotals t = engine->counter_totals();
+  EngineStats e = engine->stats();
   uint64_t store_used = 0;
   for (auto& s : e.stores) store_used += s.used_bytes;
   MTIER_LOG_NOTICE(
@@ -80,7 +84,7 @@ void print_summary_locked() {
       "%llu, evictions refused by a full store %llu), over-budget faults %llu",
       pid, ull(t.missing_faults + t.minor_faults + t.wp_faults), ull(t.missing_faults),
       ull(t.minor_faults), ull(t.wp_faults), hit_ratio(t), ull(t.fetches), ull(t.prefetches),
-      mib((t.fetches + t.prefetches) * kPage), ull(t.evictions), mib(t.evictions * kPage),
+      mib((t.fetches + t.prefetches) * kPageSize), ull(t.evictions), mib(t.evictions * kPageSize),
       ull(t.writebacks), ull(t.demotions), ull(e.store_errors + e.store_full),
       ull(e.store_errors), ull(e.store_full), ull(e.budget_overruns));
   if (e.child_faults)

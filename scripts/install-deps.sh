@@ -8,6 +8,9 @@ if [ "$(id -u)" -ne 0 ]; then
   echo "install-deps: run as root (apt-get needs it)" >&2
   exit 1
 fi
+# prometheus: promtool and a server for tests/daemon/prometheus.test (which
+# runs its own on localhost; where systemd runs, the package also starts its
+# service on :9090: `systemctl disable --now prometheus` if unwanted).
 packages=(
   build-essential g++ make autoconf automake libtool autoconf-archive pkg-config
   googletest libgtest-dev
@@ -15,6 +18,7 @@ packages=(
   libcairo2-dev fonts-dejavu-core
   nlohmann-json3-dev
   util-linux procps tmux
+  prometheus
   libjemalloc2 libtcmalloc-minimal4
   python3 python3-numpy python3-torch
   python3-venv python3-setuptools python3-wheel

@@ -32,6 +32,7 @@
 #include "demo_swap.h"
 #include "mtier.h"
 #include "quantile.h"
+#include "sys/page_size.h"
 #include "units.h"
 #include "util/json.h"
 #include "util/progress.h"
@@ -160,7 +161,7 @@ double sequential_write_mbs(const std::string& dir, uint64_t bytes, std::string*
   unlink(path.c_str());
   constexpr size_t kChunk = 4 << 20;
   void* buf = nullptr;
-  if (posix_memalign(&buf, 4096, kChunk) != 0) {
+  if (posix_memalign(&buf, kPageSize, kChunk) != 0) {
     close(fd);
     *why = "out of memory";
     return -1;

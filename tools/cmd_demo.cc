@@ -25,6 +25,7 @@
 #include "demo_runs.h"
 #include "demo_swap.h"
 #include "sample_trainer.h"
+#include "sys/page_size.h"
 #include "units.h"
 
 namespace mtier::tools {
@@ -176,10 +177,10 @@ int cmd_demo(int argc, char** argv) {
   s.lookahead = {args.lookahead, !args.sync};
   s.timeout_s = args.timeout_s;
   s.quiet = args.quiet;
-  s.budget = args.dram ? args.dram / 4096 * 4096
+  s.budget = args.dram ? args.dram / kPageSize * kPageSize
                        : s.workload.table_bytes() * (args.budget_pct ? args.budget_pct : 25) /
-                             100 / 4096 * 4096;
-  if (s.budget < 4096) return kCmd.usage_error("--dram: the budget is less than one page");
+                             100 / kPageSize * kPageSize;
+  if (s.budget < kPageSize) return kCmd.usage_error("--dram: the budget is less than one page");
   Scratch scratch;
   std::string tmpl = args.store + "/mtier-demo-XXXXXX";
   if (!mkdtemp(tmpl.data())) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "heatmap_text.h"
+#include "sys/page_size.h"
 
 namespace mtier::tools {
 namespace {
@@ -185,7 +186,7 @@ std::string fmt_num(double v) {
 }
 
 double page_mib(const TableSnap& t, uint64_t pages) {
-  double page_bytes = t.pages ? double(t.bytes) / double(t.pages) : 4096.0;
+  double page_bytes = t.pages ? double(t.bytes) / double(t.pages) : double(kPageSize);
   return double(pages) * page_bytes / kMiB;
 }
 

@@ -34,6 +34,8 @@
 #include <atomic>
 #include <cstdint>
 
+#include "sys/page_size.h"
+
 namespace mtier {
 
 enum class PageState : uint8_t { kAbsent, kFetching, kClean, kDirty, kEvicting, kFailed };
@@ -83,7 +85,7 @@ struct PageWord {
   // Slots a store may have (512 TiB of 4 KiB pages): store_bytes and
   // pmem_bytes are bounded by it.
   static constexpr uint64_t kMaxSlots = 1ull << (64 - kSlotShift);
-  static_assert(kMaxSlots * 4096 == 1ull << 49, "store_bytes' bound (config/options.cc)");
+  static_assert(kMaxSlots * kPageSize == 1ull << 49, "store_bytes' bound (config/options.cc)");
   static constexpr unsigned kMaxStores = 8;
 
   static PageState state(uint64_t w) { return static_cast<PageState>(w & kStateMask); }

@@ -151,7 +151,8 @@ int check_room(const BackingFile& f, uint64_t bytes, const struct stat& st, bool
 int size_regular(BackingFile* f, const StoreOptions& o, uint64_t bytes, const struct stat& st,
                  std::string* what) {
   if (bytes < kStorePage) {
-    *what = "size must be at least 4096 bytes (rounded down to 4096) for a file";
+    *what = "size must be at least " + std::to_string(kStorePage) + " bytes (rounded down to " +
+            std::to_string(kStorePage) + ") for a file";
     return -EINVAL;
   }
   f->bytes = bytes;
@@ -191,7 +192,7 @@ int size_blockdev(BackingFile* f, uint64_t bytes, std::string* what) {
   *what = "requested size is larger than the device";
   if (bytes > dev) return -EINVAL;
   f->bytes = bytes ? bytes : dev;
-  *what = "device is smaller than one 4096-byte slot";
+  *what = "device is smaller than one " + std::to_string(kStorePage) + "-byte slot";
   return f->bytes ? 0 : -EINVAL;
 }
 

@@ -17,6 +17,9 @@
 // first round's read-back of the hot range is in the recording). With
 // --stop-file PATH its rounds end early once PATH exists (a test that has
 // seen what it wanted need not wait out --seconds on a loaded machine).
+// With --exit-file PATH, after "ok" it prints "checked" and returns from
+// main (its exit summary: MTIER_STATS=1) only once PATH exists: a test
+// reads the daemon's view of its counters in between.
 // Options come from MTIER_* variables (mtier.conf(5)).
 #include <getopt.h>
 #include <unistd.h>
@@ -88,6 +91,7 @@ int main(int argc, char** argv) {
   bool sweep = false, prefetch = false;
   const char* go_file = nullptr;
   const char* stop_file = nullptr;
+  const char* exit_file = nullptr;
   static const struct option longs[] = {{"mib", required_argument, nullptr, 'm'},
                                         {"hot-percent", required_argument, nullptr, 'p'},
                                         {"seconds", required_argument, nullptr, 's'},
@@ -95,6 +99,7 @@ int main(int argc, char** argv) {
                                         {"prefetch", no_argument, nullptr, 'f'},
                                         {"go-file", required_argument, nullptr, 'g'},
                                         {"stop-file", required_argument, nullptr, 'S'},
+                                        {"exit-file", required_argument, nullptr, 'E'},
                                         {nullptr, 0, nullptr, 0}};
   for (int c; (c = getopt_long(argc, argv, "", longs, nullptr)) != -1;) {
     if (c == 'm') mib = strtoul(optarg, nullptr, 10);
@@ -104,6 +109,7 @@ int main(int argc, char** argv) {
     else if (c == 'f') prefetch = true;
     else if (c == 'g') go_file = optarg;
     else if (c == 'S') stop_file = optarg;
+    else if (c == 'E') exit_file = optarg;
     else return 2;
   }
   Table hot, cold;
@@ -141,5 +147,10 @@ int main(int argc, char** argv) {
   if (check(hot, 1, "hot") || check(cold, 2, "cold")) return 1;
   printf("ok rounds=%llu sink=%llu\n", static_cast<unsigned long long>(rounds),
          static_cast<unsigned long long>(sink & 1));
+  if (exit_file) {
+    printf("checked\n");
+    fflush(stdout);
+    while (access(exit_file, F_OK) != 0) usleep(10000);
+  }
   return 0;
 }

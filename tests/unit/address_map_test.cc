@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Address attribution: lookups at the edges of ranges, per-pid separation,
 // replace/remove, refused range sets, and the unattributed count.
-#include "heat/address_map.h"
+#include "perf/address_map.h"
 
 #include <gtest/gtest.h>
 

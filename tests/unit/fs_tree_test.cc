@@ -42,7 +42,12 @@ const char kStatus[] = R"({
                          {"name": "ibs", "available": false, "reason": "no PMU"},
                          {"name": "page-faults", "available": true, "reason": ""}],
              "dram_bytes": 0, "slow_bytes": 0, "migrate_bytes_per_second": 268435456, "tick_seconds": 0.1,
-             "heat_buckets": 16, "window_seconds": 1},
+             "heat_buckets": 16, "window_seconds": 1, "version": "0.2.0", "license": "Apache-2.0",
+             "page_size_bytes": 4096,
+             "moves": {"new>dram": 10, "new>slow": 0, "store>dram": 5, "store>slow": 1,
+                       "slow>dram": 0, "dram>slow": 1, "dram>store": 6, "slow>store": 0},
+             "tick_duration": {"buckets": [{"le": 0.001, "count": 3}, {"le": 0.01, "count": 5}],
+                               "count": 6, "sum_seconds": 0.125}},
   "tiers": [
     {"name": "dram", "kind": "dram", "nodes": "0,1", "capacity_bytes": 8589934592,
      "budget_bytes": 4194304, "used_bytes": 20480, "in_bytes_per_second": 4096.4,
@@ -56,6 +61,11 @@ const char kStatus[] = R"({
      "dram_budget_bytes": 4194304, "dram_assigned_bytes": 0, "dram_resident_bytes": 20480,
      "slow_budget_bytes": 0, "slow_resident_bytes": 4096, "missing_faults": 321,
      "minor_faults": 5, "evictions": 6, "fetches": 7, "faults_per_second": 2.5, "heat_source": true,
+     "job": "j1", "rank": 0, "prefetch_pages": 8, "prefetch_reads": 4, "prefetch_hits": 3,
+     "prefetch_late": 1, "pinned_bytes": 8192, "store_errors": 2, "store_full": 1,
+     "page_size_bytes": 4096, "wp_faults": 11, "zero_fills": 12, "prefetches": 13,
+     "writebacks": 14, "demotions": 15, "promotions": 16, "evict_cancels": 17,
+     "budget_overruns": 18, "child_faults": 19, "held_bytes": 40960,
      "samples": 900, "unattributed_samples": 9, "orders_sent": 3, "orders_dropped": 0,
      "pages_ordered": 12,
      "tables": [
@@ -83,7 +93,9 @@ const char kStatus[] = R"({
        {"id": 3, "name": "cold", "bytes": 8192, "pages": 2, "dram_pages": 0, "slow_pages": 0,
         "store_pages": 0, "untouched_pages": 2, "heat": null, "samples_per_second": 0,
         "active_bytes": 0, "moves": {"new>dram": 0}, "moves_per_second": {"new>dram": 0},
-        "heat_map": [], "place": "", "pins": []}]}]
+        "heat_map": [], "place": "", "pins": []}]}],
+  "jobs": [{"name": "j1", "uid": 1000, "dram_budget_bytes": 4194304, "dram_assigned_bytes": 0,
+            "dram_resident_bytes": 20480, "ranks": [{"pid": 4242, "rank": 0}]}]
 })";
 
 json::Json parse_doc(const std::string& text) {
@@ -238,7 +250,7 @@ TEST(FsTree, ListsEveryDirectory) {
   EXPECT_EQ(list_dir(&doc(), node("/tiers/slow")),
             (V{"kind", "node", "capacity", "budget", "used", "bandwidth"}));
   EXPECT_EQ(list_dir(&doc(), node("/procs")), (V{"4242", "77"}));
-  EXPECT_EQ(list_dir(&doc(), node("/procs/77")), (V{"name", "weight", "tables"}));
+  EXPECT_EQ(list_dir(&doc(), node("/procs/77")), (V{"name", "weight", "counters", "tables"}));
   EXPECT_EQ(list_dir(&doc(), node("/procs/4242/tables")), (V{"1-hot", "7-emb__user__id_x"}));
   EXPECT_EQ(list_dir(&doc(), node("/procs/4242/tables/1-hot")),
             (V{"size", "resident", "tier_bytes", "heat", "faults", "migrations", "placement",
@@ -327,6 +339,12 @@ TEST(FsContent, TierFiles) {
 TEST(FsContent, ProcessAndTableFiles) {
   EXPECT_EQ(content("/procs/4242/name"), "trainer\n");
   EXPECT_EQ(content("/procs/4242/weight"), "100\n");
+  // The runtime's counters; a version-1 runtime's (77) has no wp_faults.
+  std::string counters = content("/procs/4242/counters");
+  for (const char* line : {"missing_faults 321\n", "wp_faults 11\n", "evictions 6\n",
+                           "store_full 1\n", "prefetch_reads 4\n", "orders_sent 3\n"})
+    EXPECT_NE(counters.find(line), std::string::npos) << line << "in:\n" << counters;
+  EXPECT_EQ(content("/procs/77/counters").find("wp_faults"), std::string::npos);
   EXPECT_EQ(content("/procs/77/name"), "we\"ird\\name\n");
   const std::string t = "/procs/4242/tables/1-hot/";
   EXPECT_EQ(content(t + "size"), "32768\n");
@@ -596,7 +614,7 @@ bool comment_line_ok(std::string_view s, std::string_view keyword, std::string* 
   size_t i = head.size();
   if (!take_name(s, &i, true, name) || i >= s.size() || s[i++] != ' ') return false;
   *rest = std::string(s.substr(i));
-  if (keyword == "TYPE") return *rest == "counter" || *rest == "gauge";
+  if (keyword == "TYPE") return *rest == "counter" || *rest == "gauge" || *rest == "histogram";
   for (size_t j = 0; j < rest->size(); j++)
     if ((*rest)[j] == '\\' && (++j >= rest->size() || ((*rest)[j] != '\\' && (*rest)[j] != 'n')))
       return false;
@@ -645,6 +663,9 @@ std::map<std::string, Family> check_exposition(const std::string& text) {
       bool sample = sample_line_ok(line, &name);
       EXPECT_TRUE(sample) << "not a sample: '" << line << "'";
       if (!sample) continue;
+      if (families[current].type == "histogram")
+        for (const char* suffix : {"_bucket", "_sum", "_count"})
+          if (name == current + suffix) name = current;
       EXPECT_EQ(name, current) << "a sample outside its family's block: " << line;
       EXPECT_TRUE(name.starts_with("mtier_")) << line;
       families[current].samples++;
@@ -656,28 +677,57 @@ std::map<std::string, Family> check_exposition(const std::string& text) {
 TEST(Prometheus, EveryLineFollowsTheFormat) {
   std::string text = prometheus_text(&doc());
   std::map<std::string, Family> f = check_exposition(text);
-  for (const char* name : {"mtier_daemon_up", "mtier_daemon_info", "mtier_tier_used_bytes",
-                           "mtier_tier_capacity_bytes", "mtier_process_missing_faults_total",
-                           "mtier_table_resident_bytes", "mtier_table_heat",
-                           "mtier_table_moves_total", "mtier_table_pinned_pages"})
+  for (const char* name :
+       {"mtier_daemon_up", "mtier_daemon_info", "mtier_build_info", "mtier_tier_used_bytes",
+        "mtier_tier_capacity_bytes", "mtier_process_missing_faults_total",
+        "mtier_table_resident_bytes", "mtier_table_heat", "mtier_table_moved_bytes_total",
+        "mtier_table_placed_bytes_total", "mtier_table_pinned_bytes", "mtier_moved_bytes_total",
+        "mtier_placed_bytes_total", "mtier_daemon_tick_duration_seconds",
+        "mtier_process_store_errors_total", "mtier_process_store_full_refusals_total",
+        "mtier_process_lookahead_read_bytes_total", "mtier_job_dram_resident_bytes"})
     EXPECT_EQ(f.count(name), 1u) << name;
-  EXPECT_EQ(f["mtier_table_moves_total"].type, "counter");
+  // Rates are left to rate(): no gauge over the last second (the
+  // configured migration limit is a setting, not a rate).
+  for (const auto& [name, family] : f) {
+    bool setting = name == "mtier_daemon_migrate_limit_bytes_per_second";
+    EXPECT_TRUE(setting || name.find("per_second") == std::string::npos) << name;
+    EXPECT_EQ(name.find("_pages"), std::string::npos) << name << ": bytes are the base unit";
+  }
+  EXPECT_EQ(text.find("untouched"), std::string::npos) << "not a tier";
+  EXPECT_EQ(text.find("kind="), std::string::npos) << "moves have from and to labels";
+  EXPECT_EQ(f["mtier_table_moved_bytes_total"].type, "counter");
+  EXPECT_EQ(f["mtier_daemon_tick_duration_seconds"].type, "histogram");
   EXPECT_EQ(f["mtier_tier_used_bytes"].type, "gauge");
   EXPECT_EQ(f["mtier_tier_used_bytes"].samples, 3);
-  // 8 kinds of hot, 1 of cold, none of table 7.
-  EXPECT_EQ(f["mtier_table_moves_total"].samples, 9);
+  // 6 moves between tiers of hot, none of table 7 or cold (only "new>dram").
+  EXPECT_EQ(f["mtier_table_moved_bytes_total"].samples, 6);
+  EXPECT_EQ(f["mtier_table_placed_bytes_total"].samples, 3);
   // Tables with a pins key (two of three) get one sample per tier.
-  EXPECT_EQ(f["mtier_table_pinned_pages"].samples, 6);
+  EXPECT_EQ(f["mtier_table_pinned_bytes"].samples, 6);
+  // 2 bounds, +Inf, sum and count.
+  EXPECT_EQ(f["mtier_daemon_tick_duration_seconds"].samples, 5);
   for (const char* sample :
        {"mtier_daemon_up 1\n", "mtier_tier_used_bytes{tier=\"dram\"} 20480\n",
+        "mtier_build_info{version=\"0.2.0\",license=\"Apache-2.0\"} 1\n",
         "mtier_daemon_info{policy=\"lfu\",policy_params=\"keep_fraction=0.9 cool_period_s=1\","
         "heat_source=\"page-faults\"} 1\n",
         "mtier_table_resident_bytes{pid=\"4242\",table=\"1-hot\"} 20480\n",
-        "mtier_table_moves_total{pid=\"4242\",table=\"1-hot\",kind=\"store>dram\"} 3\n",
-        "mtier_table_moves_per_second{pid=\"4242\",table=\"1-hot\",kind=\"store>dram\"} 2.5\n",
+        "mtier_table_moved_bytes_total{pid=\"4242\",table=\"1-hot\",from=\"store\",to=\"dram\"} 12288\n",
+        "mtier_table_placed_bytes_total{pid=\"4242\",table=\"1-hot\",tier=\"dram\"} 16384\n",
+        "mtier_moved_bytes_total{from=\"dram\",to=\"store\"} 24576\n",
+        "mtier_daemon_tick_duration_seconds_bucket{le=\"0.001\"} 3\n",
+        "mtier_daemon_tick_duration_seconds_bucket{le=\"+Inf\"} 6\n",
+        "mtier_daemon_tick_duration_seconds_sum 0.125\n",
+        "mtier_daemon_tick_duration_seconds_count 6\n",
         "mtier_table_heat{pid=\"77\",table=\"3-cold\"} NaN\n",
-        "mtier_table_pinned_pages{pid=\"4242\",table=\"1-hot\",tier=\"store\"} 2\n",
+        "mtier_table_pinned_bytes{pid=\"4242\",table=\"1-hot\",tier=\"store\"} 8192\n",
         "mtier_process_missing_faults_total{pid=\"4242\"} 321\n",
+        "mtier_process_evicted_bytes_total{pid=\"4242\"} 24576\n",
+        "mtier_process_wp_faults_total{pid=\"4242\"} 11\n",
+        "mtier_process_store_full_refusals_total{pid=\"4242\"} 1\n",
+        "mtier_process_held_bytes{pid=\"4242\"} 40960\n",
+        "mtier_process_info{pid=\"4242\",name=\"trainer\",uid=\"1000\",job_name=\"j1\",rank=\"0\"} 1\n",
+        "mtier_job_dram_resident_bytes{job_name=\"j1\",uid=\"1000\"} 20480\n",
         "mtier_process_resident_bytes{pid=\"4242\",tier=\"slow\"} 4096\n",
         "mtier_process_info{pid=\"77\",name=\"we\\\"ird\\\\name\",uid=\"0\"} 1\n",
         "mtier_process_stale{pid=\"77\"} 1\n"})
@@ -847,11 +897,41 @@ TEST(FsManPage, NamesEveryFileAndMetric) {
   for (std::string dir : {"/", "/tiers/dram", "/procs/4242", "/procs/4242/tables/1-hot"})
     for (const std::string& n : list_dir(&doc(), node(dir)))
       if (!node(dir + (dir == "/" ? "" : "/") + n).is_dir()) names.insert(n);
-  EXPECT_EQ(names.size(), 19u);
+  EXPECT_EQ(names.size(), 20u);
   for (const std::string& n : names)
     EXPECT_NE(man.find("\\fB" + n + "\\fR"), std::string::npos) << "file " << n;
-  for (const auto& [name, f] : check_exposition(prometheus_text(&doc())))
-    EXPECT_NE(man.find(name), std::string::npos) << "metric " << name;
+}
+
+// mtierd(8)'s METRICS names every family the exposition has, and names no
+// other (mtier_ followed by a name, outside the scrape example).
+TEST(FsManPage, MtierdListsTheMetricsTheCodeWrites) {
+  std::ifstream in(std::string(MTIER_SRCDIR) + "/man/mtierd.8");
+  ASSERT_TRUE(in) << "man/mtierd.8";
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string man = ss.str();
+  size_t from = man.find(".SH METRICS"), to = man.find(".SH", from + 1);
+  ASSERT_NE(from, std::string::npos);
+  const std::string metrics = man.substr(from, to - from);
+  std::set<std::string> written;
+  for (const auto& [name, f] : check_exposition(prometheus_text(&doc()))) written.insert(name);
+  for (const std::string& name : written) {
+    bool found = false;
+    for (const char* after : {" ", "\n", "{"}) found = found || metrics.find(name + after) != std::string::npos;
+    EXPECT_TRUE(found) << "metric " << name << " is not in mtierd(8)";
+  }
+  std::set<std::string> named;
+  for (size_t i = metrics.find("mtier_"); i != std::string::npos; i = metrics.find("mtier_", i + 1)) {
+    size_t end = i;
+    while (end < metrics.size() && (std::islower(static_cast<unsigned char>(metrics[end])) || metrics[end] == '_'))
+      end++;
+    std::string name = metrics.substr(i, end - i);
+    if (i > 0 && (std::isalnum(static_cast<unsigned char>(metrics[i - 1])) || metrics[i - 1] == '_')) continue;
+    if (name == "mtier_prefetch") continue;  // mtier_prefetch(3), the C API
+    named.insert(name);
+  }
+  for (const std::string& name : named)
+    EXPECT_EQ(written.count(name), 1u) << "mtierd(8) names " << name << ", which the daemon does not write";
 }
 
 }  // namespace

@@ -4,7 +4,7 @@
 // a LIVE page-faults source on a forked child whose threads fault a known
 // 4 MiB range; and a ring recorded from such a run
 // (testdata/perf-pagefaults.ring, made by the DISABLED_ recorder below).
-#include "heat/perf_source.h"
+#include "perf/perf_source.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -30,7 +30,7 @@
 #include <string>
 #include <vector>
 
-#include "heat/perf_record.h"
+#include "perf/perf_record.h"
 #include "sys/perf.h"
 
 #ifndef MTIER_SRCDIR

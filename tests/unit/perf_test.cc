@@ -15,7 +15,7 @@
 #include <cstring>
 #include <vector>
 
-#include "heat/perf_record.h"
+#include "perf/perf_record.h"
 
 namespace mtier {
 namespace {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "heat/address_map.h"
+#include "perf/address_map.h"
 
 #include <algorithm>
 #include <cerrno>

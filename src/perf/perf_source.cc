@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "heat/perf_source.h"
+#include "perf/perf_source.h"
 
 #include <dirent.h>
 #include <fcntl.h>

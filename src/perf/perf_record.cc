@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "heat/perf_record.h"
+#include "perf/perf_record.h"
 
 #include <cerrno>
 #include <cstring>

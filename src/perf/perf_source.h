@@ -20,7 +20,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "heat/perf_record.h"
+#include "perf/perf_record.h"
 #include "sys/perf.h"
 
 namespace mtier {
@@ -58,7 +58,7 @@ struct HeatSourceInfo {
   // The period is fixed (page-faults: every fault is a sample); the rate is
   // bounded by capping the samples processed instead (SampleCap).
   bool fixed_period = false;
-  // RAW holds an IBS op record (heat/perf_record.h).
+  // RAW holds an IBS op record (perf/perf_record.h).
   bool ibs_raw = false;
 };
 

@@ -45,6 +45,7 @@ class AddressMap {
 
   size_t ranges(pid_t pid) const;
   size_t pids() const { return by_pid_.size(); }
+  uint64_t page_size() const { return page_size_; }
   uint64_t attributed() const { return attributed_; }
   uint64_t unattributed() const { return unattributed_; }
 
