@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 #include <link.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdint>
@@ -24,17 +25,41 @@ constexpr size_t kMaxRanges = 32;  // executable segments of allocator objects
 Range g_ranges[kMaxRanges];
 std::atomic<size_t> g_count{0};
 
+const char* base_name(const char* path) {
+  const char* base = strrchr(path, '/');
+  return base ? base + 1 : path;
+}
+
 bool is_allocator(const char* path) {
   if (!path || !*path) return false;
-  const char* base = strrchr(path, '/');
-  base = base ? base + 1 : path;
+  const char* base = base_name(path);
   for (const char* name : kAllocatorNames)
     if (strstr(base, name)) return true;
   return false;
 }
 
+// CPython's object allocator (obmalloc) takes its arenas (1 MiB since
+// 3.10, 256 KiB before) with mmap straight from the interpreter - the
+// python executable or libpython - and keeps every small object in them:
+// refcounts, dicts, frames. Arenas in the tables would put the
+// interpreter's heap in the region, where a forked child (a DataLoader
+// worker) sees its parent's later writes: its own objects change under it
+// and it crashes. Its other big blocks (lists' item arrays, bytes,
+// arrays) go through malloc and stay candidates.
+bool is_interpreter(const char* path) {
+  char exe[256];
+  if (!path || !*path) {  // the main program: its name from /proc
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return false;
+    exe[n] = '\0';
+    path = exe;
+  }
+  const char* base = base_name(path);
+  return strncmp(base, "python", 6) == 0 || strncmp(base, "libpython", 9) == 0;
+}
+
 int note_object(struct dl_phdr_info* info, size_t, void*) {
-  if (!is_allocator(info->dlpi_name)) return 0;
+  if (!is_allocator(info->dlpi_name) && !is_interpreter(info->dlpi_name)) return 0;
   for (int i = 0; i < info->dlpi_phnum; i++) {
     const ElfW(Phdr)& ph = info->dlpi_phdr[i];
     if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X)) continue;
