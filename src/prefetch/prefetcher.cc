@@ -10,6 +10,7 @@
 #include "log/log.h"
 #include "page/page_checksum.h"
 #include "sys/uffd.h"
+#include "uffd/fetch_pages.h"
 #include "uffd/placement.h"
 #include "util/runtime_thread.h"
 
@@ -197,37 +198,26 @@ void Prefetcher::flush(long* read, bool write) {
 }
 
 void Prefetcher::read_from(unsigned store, long* read, bool write) {
-  StoreChannel& ch = *channels_[store];
   group_.clear();
-  ios_.clear();
-  for (Claimed& cl : claimed_) {
-    if (cl.store != static_cast<int>(store)) continue;
-    group_.push_back(&cl);
-    uint64_t slot = PageWord::slot(core_.word(cl.table, cl.page).load());
-    if (!ch.direct(slot)) ios_.push_back({slot, ch.buffer(static_cast<unsigned>(ios_.size())), 0});
-  }
-  if (group_.empty()) return;
-  if (!ios_.empty()) (void)ch.read_pages(ios_.data(), ios_.size());  // per-page results below
-  for (size_t k = 0, io = 0; k < group_.size(); k++) {
-    const Claimed& cl = *group_[k];
-    std::lock_guard lk(core_.lock_of(cl.table, cl.page));
-    const void* src = ch.direct(PageWord::slot(core_.word(cl.table, cl.page).load()));
-    int rc = 0;
-    if (!src) {
-      src = ios_[io].buf;
-      rc = ios_[io++].result;
-    }
-    if (rc == 0) rc = verify_page_sum(core_, cl.table, cl.page, src);  // never wrong data
-    if (rc == 0)
-      rc = place_claimed(core_, cl.table, cl.page, src, fetch_writable(core_, cl.table, write),
-                         cl.table->counters.prefetches, false);
-    if (rc == 0) {
-      (*read)++;
-      core_.counters.prefetch_reads.fetch_add(1, std::memory_order_relaxed);
-    } else if (rc != -EAGAIN) {
-      release(cl, rc);
-    }
-  }
+  for (Claimed& cl : claimed_)
+    if (cl.store == static_cast<int>(store)) group_.push_back(&cl);
+  fetch_pages(
+      core_, *channels_[store], group_.size(),
+      [&](size_t i) { return std::pair{group_[i]->table, group_[i]->page}; },
+      [&](size_t i, const void* src, int rc) {
+        const Claimed& cl = *group_[i];
+        std::lock_guard lk(core_.lock_of(cl.table, cl.page));
+        if (rc == 0)
+          rc = place_claimed(core_, cl.table, cl.page, src, fetch_writable(core_, cl.table, write),
+                             cl.table->counters.prefetches, false);
+        if (rc == 0) {
+          (*read)++;
+          core_.counters.prefetch_reads.fetch_add(1, std::memory_order_relaxed);
+        } else if (rc != -EAGAIN) {
+          release(cl, rc);
+        }
+      },
+      ios_);
 }
 
 // A prefetch that failed: nobody asked for the page yet, so it goes back to

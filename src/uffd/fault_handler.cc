@@ -21,6 +21,7 @@
 #include "page/page_checksum.h"
 #include "sys/uffd.h"
 #include "sys/vm.h"
+#include "uffd/fetch_pages.h"
 #include "uffd/loop_errors.h"
 #include "uffd/placement.h"
 #include "util/runtime_thread.h"
@@ -560,33 +561,18 @@ void FaultHandler::place_all() {
     if (!by_store_[s].empty()) fetch_from(s, by_store_[s]);
 }
 
-// Reads the group's pages from store `s` into staging buffers (or points at
-// the pmem mapping), at most the channel's depth at a time, placing each
-// chunk before reusing the buffers. A page whose checksum does not match
-// fails as a failed read does.
+// Reads the group's pages from store `s` (fetch_pages: verified, at the
+// channel's depth) and places each as its read completes.
 void FaultHandler::fetch_from(unsigned s, std::vector<Placement*>& group) {
-  StoreChannel& ch = *channels_[s];
-  std::vector<StoreIo>& ios = ios_;  // capacity: the deepest channel
-  for (size_t i = 0; i < group.size(); i += ch.depth()) {
-    size_t n = std::min<size_t>(ch.depth(), group.size() - i);
-    ios.clear();
-    for (size_t k = 0; k < n; k++) {
-      Placement* p = group[i + k];
-      uint64_t slot = PageWord::slot(core_.word(p->table, p->page).load());
-      p->source = ch.direct(slot);
-      if (!p->source) ios.push_back({slot, ch.buffer(static_cast<unsigned>(ios.size())), 0});
-    }
-    if (!ios.empty()) (void)ch.read_pages(ios.data(), ios.size());
-    for (size_t k = 0, io = 0; k < n; k++) {
-      Placement* p = group[i + k];
-      if (!p->source) {
-        p->source = ios[io].buf;
-        p->result = ios[io++].result;
-      }
-      if (p->result == 0) p->result = verify_page_sum(core_, p->table, p->page, p->source);
-      place(*p);
-    }
-  }
+  fetch_pages(
+      core_, *channels_[s], group.size(),
+      [&](size_t i) { return std::pair{group[i]->table, group[i]->page}; },
+      [&](size_t i, const void* src, int rc) {
+        group[i]->source = src;
+        group[i]->result = rc;
+        place(*group[i]);
+      },
+      ios_);
 }
 
 void FaultHandler::place(Placement& p) {
