@@ -65,6 +65,12 @@ struct EngineStats {
   std::vector<StoreStats> stores;
 };
 
+// Why the program holds pages in DRAM (Engine::hold_range).
+enum class HoldKind {
+  kLock,  // mlock: on or off
+  kPin,   // a device's registration of the memory: counted
+};
+
 class Engine {
  public:
   // Builds the engine from options (stores opened, region registered,
@@ -78,13 +84,17 @@ class Engine {
   [[nodiscard]] int create_table(const std::string& name, uint64_t bytes, void** addr);
   // Frees the table: memory and store slots go back at once. 0 or -errno.
   [[nodiscard]] int free_table(int id);
-  // Locks (hold) or unlocks the table pages of [addr, addr+len) in DRAM:
-  // held pages are brought in before it returns (with bring_in; else as
-  // they are touched, MLOCK_ONFAULT) and no eviction takes them (mlock
-  // through the preload). Held pages are at most 3/4 of the
-  // DRAM budget: -EAGAIN beyond (nothing changed); -ENOMEM; the -errno of
-  // bringing a page in. Memory outside tables is ignored.
-  [[nodiscard]] int hold_range(const void* addr, uint64_t len, bool hold, bool bring_in = true);
+  // Locks or pins (hold) the table pages of [addr, addr+len) in DRAM, or
+  // unlocks or unpins them: held pages are brought in before it returns
+  // (with bring_in; else as they are touched, MLOCK_ONFAULT) and no
+  // eviction takes them while locked or pinned at least once. A lock is on
+  // or off (mlock through the preload); pins count (io_uring fixed
+  // buffers, RDMA memory regions: each registration one). Held pages are
+  // at most 3/4 of the DRAM budget: -EAGAIN beyond (nothing changed);
+  // -ENOMEM; the -errno of bringing a page in. Memory outside tables is
+  // ignored.
+  [[nodiscard]] int hold_range(const void* addr, uint64_t len, bool hold, bool bring_in = true,
+                               HoldKind kind = HoldKind::kLock);
   // Makes the table `bytes` long in place (the address range right after it
   // must be free), its new pages reading as zeros. 0, -ENOSPC (no room
   // after it), -ENOENT or -ENOMEM.

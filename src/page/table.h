@@ -93,16 +93,21 @@ struct Table {
   // Its front-to-back walks over missing pages: the fault handler thread's
   // alone (sequential_streams.h).
   SequentialStreams streams;
-  // Pages the program locked in memory (mlock through the preload:
-  // Engine::hold_range): never a victim, not even of an explicit eviction.
-  // One bit a page, allocated (and reallocated by a growth) under the
-  // registry's exclusive lock and published through held_bits; bits change
-  // by atomic RMW with the registry held shared.
-  std::unique_ptr<std::atomic<uint64_t>[]> held_storage;
-  std::atomic<std::atomic<uint64_t>*> held_bits{nullptr};
+  // Why each page is held in DRAM (Engine::hold_range): never a victim,
+  // not even of an explicit eviction, while its word is not 0. The top bit
+  // is the program's lock (mlock: on or off, not nested); the rest count
+  // its pins (an io_uring fixed-buffer registration or an RDMA memory
+  // region each: the kernel keeps using the page frame, so it must never
+  // be punched). One word a page, allocated (and reallocated by a growth)
+  // under the registry's exclusive lock and published through holds; words
+  // change by atomic RMW with the registry held shared.
+  static constexpr uint16_t kHoldLocked = 0x8000;
+  static constexpr uint16_t kHoldPins = 0x7fff;
+  std::unique_ptr<std::atomic<uint16_t>[]> hold_storage;
+  std::atomic<std::atomic<uint16_t>*> holds{nullptr};
   bool held(uint64_t page) const {
-    std::atomic<uint64_t>* b = held_bits.load(std::memory_order_acquire);
-    return b && (b[page / 64].load(std::memory_order_relaxed) >> (page % 64) & 1);
+    std::atomic<uint16_t>* h = holds.load(std::memory_order_acquire);
+    return h && h[page].load(std::memory_order_relaxed) != 0;
   }
 
   bool contains(const void* p) const {

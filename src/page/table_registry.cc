@@ -82,11 +82,11 @@ int TableRegistry::grow(Table* t, uint64_t bytes) noexcept {
   }
   std::unique_ptr<uint32_t[]> sums;
   std::unique_ptr<PageWordAtomic[]> words;
-  std::unique_ptr<std::atomic<uint64_t>[]> held;
+  std::unique_ptr<std::atomic<uint16_t>[]> held;
   try {
     sums.reset(new uint32_t[pages]);
     if (!shared_words_) words.reset(new PageWordAtomic[pages]);
-    if (t->held_bits.load()) held.reset(new std::atomic<uint64_t>[(pages + 63) / 64]);
+    if (t->holds.load()) held.reset(new std::atomic<uint16_t>[pages]);
   } catch (const std::bad_alloc&) {
     return -ENOMEM;
   }
@@ -101,12 +101,11 @@ int TableRegistry::grow(Table* t, uint64_t bytes) noexcept {
     t->words = t->own_words.get();
   }
   if (held) {
-    uint64_t old_words = (t->pages + 63) / 64;
-    for (uint64_t i = 0; i < (pages + 63) / 64; i++)
-      held[i].store(i < old_words ? t->held_storage[i].load(std::memory_order_relaxed) : 0,
+    for (uint64_t i = 0; i < pages; i++)
+      held[i].store(i < t->pages ? t->hold_storage[i].load(std::memory_order_relaxed) : 0,
                     std::memory_order_relaxed);
-    t->held_bits.store(held.get(), std::memory_order_release);
-    t->held_storage = std::move(held);
+    t->holds.store(held.get(), std::memory_order_release);
+    t->hold_storage = std::move(held);
   }
   table_pages_.fetch_add(pages - t->pages, std::memory_order_relaxed);
   t->pages = pages;
