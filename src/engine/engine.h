@@ -61,7 +61,7 @@ struct EngineStats {
   uint64_t prefetch_calls, prefetch_reads, prefetch_hits, pinned_pages, window_overflows;
   uint64_t prefetch_pages, prefetch_late;
   uint64_t child_faults;  // faults of forked children served
-  uint64_t held_pages;    // pages the program locked in DRAM (mlock)
+  uint64_t held_pages;    // pages the program locked or pinned in DRAM
   std::vector<StoreStats> stores;
 };
 

@@ -276,6 +276,41 @@ TEST_F(EngineTest, EvictTableEmptiesDramAndDataComesBack) {
   for (uint64_t p = 0; p < 256; p++) ASSERT_TRUE(check_page(t + p * kPage, pattern(id, p, 3)));
 }
 
+// Holds: a lock is on or off, pins count, and a page stays in DRAM - even
+// through an explicit eviction - while either holds it.
+TEST_F(EngineTest, LocksAndCountedPinsKeepPagesThroughEviction) {
+  start();
+  int id;
+  char* t = table("holds", 64 * kPage, &id);
+  for (uint64_t p = 0; p < 64; p++) fill_page(t + p * kPage, pattern(id, p, 5));
+  char* part = t + 8 * kPage;
+  const uint64_t len = 8 * kPage;
+  auto resident_after_evict = [&] {
+    EXPECT_EQ(engine_->evict_table(id), 0);
+    return kernel_resident();
+  };
+  ASSERT_EQ(engine_->hold_range(part, len, true, true, HoldKind::kLock), 0);
+  ASSERT_EQ(engine_->hold_range(part, len, true, true, HoldKind::kLock), 0);  // not nested
+  ASSERT_EQ(engine_->hold_range(part, len, true, true, HoldKind::kPin), 0);
+  ASSERT_EQ(engine_->hold_range(part, len, true, true, HoldKind::kPin), 0);
+  EXPECT_EQ(resident_after_evict(), 8);
+  EXPECT_EQ(engine_->stats().held_pages, 8u);
+  ASSERT_EQ(engine_->hold_range(part, len, false, true, HoldKind::kLock), 0);  // one unlock
+  ASSERT_EQ(engine_->hold_range(part, len, false, true, HoldKind::kPin), 0);   // one pin left
+  EXPECT_EQ(resident_after_evict(), 8);
+  ASSERT_EQ(engine_->hold_range(part, len, false, true, HoldKind::kPin), 0);
+  ASSERT_EQ(engine_->hold_range(part, len, false, true, HoldKind::kPin), 0);  // an extra release
+  EXPECT_EQ(engine_->stats().held_pages, 0u);
+  EXPECT_EQ(resident_after_evict(), 0);
+  // Past 3/4 of the budget: refused, nothing changed.
+  const int holds_id = id;
+  char* big = table("big", 4 * budget_pages() * kPage, &id);
+  EXPECT_EQ(engine_->hold_range(big, budget_pages() * kPage, true, true, HoldKind::kPin), -EAGAIN);
+  EXPECT_EQ(engine_->stats().held_pages, 0u);
+  for (uint64_t p = 0; p < 64; p++)
+    ASSERT_TRUE(check_page(t + p * kPage, pattern(holds_id, p, 5))) << "page " << p;
+}
+
 // A first touch zero-fills the never-written pages after it in the same
 // batch, mapped as the touch was; never past a present page or the table's
 // end. (The faulting page is woken before the pages after it are placed: the
