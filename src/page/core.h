@@ -24,8 +24,10 @@
 //      state. Every state change goes through transition() under the page's
 //      stripe lock, teardown's discard included; bits outside the state
 //      (referenced, heat) change by atomic RMW without it. Only the evictor
-//      holds several stripes at once (a run of consecutive pages, under
-//      pass_mu_, so two runs never interleave); everyone else holds one.
+//      and the fault handler (placing a run of never-written pages) hold
+//      several stripes at once: a run of consecutive pages (RunLock, in
+//      page order, shorter than half the stripes, so that two runs never
+//      deadlock: page/run_lock.h); everyone else holds one.
 //   4. Leaves, taken last and holding nothing else while held: Residency's
 //      mutex (the room/work condition variables), the stores' slot
 //      allocators, FaultHandler::request_mu_, Prefetcher::mu_ (its queue),

@@ -19,6 +19,7 @@
 
 #include "log/log.h"
 #include "page/page_checksum.h"
+#include "page/run_lock.h"
 #include "sys/uffd.h"
 #include "sys/vm.h"
 #include "uffd/fetch_pages.h"
@@ -552,10 +553,15 @@ void FaultHandler::add_followers(Table* t, uint64_t page, bool from_store, bool 
 // their stores in groups. Registry held shared; no stripe lock held.
 void FaultHandler::place_all() {
   for (auto& g : by_store_) g.clear();
-  for (auto& p : pending_) {
+  for (size_t i = 0; i < pending_.size();) {
+    Placement& p = pending_[i];
     uint64_t w = core_.word(p.table, p.page).load(std::memory_order_acquire);
-    if (PageWord::has_slot(w)) by_store_[PageWord::store(w)].push_back(&p);
-    else place(p);  // a first touch: zeros, nothing to read
+    if (PageWord::has_slot(w)) {
+      by_store_[PageWord::store(w)].push_back(&p);
+      i++;
+    } else {
+      i += place_zeros(i);  // first touches: zeros, nothing to read
+    }
   }
   for (unsigned s = 0; s < by_store_.size(); s++)
     if (!by_store_[s].empty()) fetch_from(s, by_store_[s]);
@@ -575,7 +581,37 @@ void FaultHandler::fetch_from(unsigned s, std::vector<Placement*>& group) {
       ios_);
 }
 
-void FaultHandler::place(Placement& p) {
+// The first touches from pending_[i] on that are the same table's next
+// pages, mapped alike (a fault's page and the never-written pages brought
+// with it), placed in one copy (place_zero_run); a run that fails, or of
+// one page, page by page. Returns the placements it took.
+size_t FaultHandler::place_zeros(size_t i) {
+  Placement& head = pending_[i];
+  size_t n = 1;
+  while (i + n < pending_.size() && n < kZeroRunPages) {
+    const Placement& q = pending_[i + n];
+    if (q.table != head.table || q.page != head.page + n || q.write != head.write ||
+        PageWord::has_slot(core_.word(q.table, q.page).load(std::memory_order_acquire)))
+      break;
+    n++;
+  }
+  if (n > 1) {
+    int rc;
+    {
+      RunLock lk(core_, head.table, head.page, n);
+      rc = place_zero_run(core_, head.table, head.page, n, head.write,
+                          head.table->counters.zero_fills);
+    }
+    if (rc == 0) return n;
+    MTIER_LOG_DEBUG("table %s pages %llu-%llu: UFFDIO_COPY of the run: %s; placed page by page",
+                    head.table->name.c_str(), static_cast<unsigned long long>(head.page),
+                    static_cast<unsigned long long>(head.page + n - 1), strerror(-rc));
+  }
+  for (size_t k = 0; k < n; k++) place(pending_[i + k], n > 1);
+  return n;
+}
+
+void FaultHandler::place(Placement& p, bool may_exist) {
   Table* t = p.table;
   std::lock_guard lk(core_.lock_of(t, p.page));
   PageWordAtomic& word = core_.word(t, p.page);
@@ -588,7 +624,8 @@ void FaultHandler::place(Placement& p) {
   auto& c = t->counters;
   bool write = fetched ? fetch_writable(core_, t, p.write) : p.write;
   int rc = place_claimed(core_, t, p.page, p.source, write,
-                         fetched ? (p.prefetch ? c.prefetches : c.fetches) : c.zero_fills);
+                         fetched ? (p.prefetch ? c.prefetches : c.fetches) : c.zero_fills, true,
+                         may_exist);
   if (rc < 0 && rc != -EAGAIN) fail(t, p.page, p.tid, rc, "place (UFFDIO_COPY)");
 }
 

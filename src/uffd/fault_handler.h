@@ -123,7 +123,10 @@ class FaultHandler {
   void add_followers(Table* t, uint64_t page, bool from_store, bool write);
   void place_all();
   void fetch_from(unsigned store, std::vector<Placement*>& group);
-  void place(Placement& p);
+  size_t place_zeros(size_t i);
+  // `may_exist`: after a run's copy that failed part of the way
+  // (place_claimed).
+  void place(Placement& p, bool may_exist = false);
   void fail(Table* t, uint64_t page, unsigned tid, int err, const char* what);
   int resolve_ioctl(int rc, Table* t, uint64_t page, unsigned tid, const char* what);
 

@@ -11,6 +11,13 @@ namespace mtier {
 
 alignas(kPageSize) const char kZeroPage[kPageSize] = {};
 
+namespace {
+// Zero-initialised and never written: in .bss, so the kernel's zero page
+// backs it and the copy reads it without memory of its own.
+alignas(kPageSize) char zero_run_storage[kZeroRunPages * kPageSize];
+}  // namespace
+const char* const kZeroRun = zero_run_storage;
+
 void claim(Core& core, Table* t, uint64_t page) {
   transition(core.word(t, page), PageEvent::kClaim, t->id, page);
   core.residency.claim();
@@ -32,7 +39,7 @@ void unclaim(Core& core, Table* t, uint64_t page) {
 }
 
 int place_claimed(Core& core, Table* t, uint64_t page, const void* source, bool write,
-                  std::atomic<uint64_t>& placed, bool demand) {
+                  std::atomic<uint64_t>& placed, bool demand, bool may_exist) {
   PageWordAtomic& word = core.word(t, page);
   char* addr = t->page_addr(page);
   // The counters first, then the copy, which wakes whoever waits on the
@@ -49,6 +56,7 @@ int place_claimed(Core& core, Table* t, uint64_t page, const void* source, bool 
   int rc = core.uffd->copy(addr, source, kPageSize, !write, false);
   for (int i = 0; rc == -EAGAIN && i < kCopyRetries; i++)
     rc = core.uffd->copy(addr, source, kPageSize, !write, false);
+  if (rc == -EEXIST && may_exist) rc = core.uffd->wake(addr, kPageSize);  // placed by the run
   if (rc < 0) {  // not placed: the counts go back, the claim stands
     core.residency.unplaced();
     t->counters.resident_pages.fetch_sub(1, std::memory_order_relaxed);
@@ -72,6 +80,37 @@ int place_claimed(Core& core, Table* t, uint64_t page, const void* source, bool 
   // Without `demand` this is the prefetcher's placement: a waiter means the
   // access reached the page while its read was in flight (a late prefetch).
   if (waited && !demand) core.counters.prefetch_late.fetch_add(1, std::memory_order_relaxed);
+  return 0;
+}
+
+int place_zero_run(Core& core, Table* t, uint64_t first, uint64_t n, bool write,
+                   std::atomic<uint64_t>& placed) {
+  // As place_claimed: the counts first, then the copy, which wakes the
+  // run's waiters in the same ioctl.
+  uint64_t waited = 0;  // bit i: page first+i had a waiter
+  for (uint64_t i = 0; i < n; i++) {
+    core.residency.placed();
+    if (core.word(t, first + i).fetch_and(~PageWord::kWaiter, std::memory_order_acq_rel) &
+        PageWord::kWaiter)
+      waited |= uint64_t{1} << i;
+  }
+  t->counters.resident_pages.fetch_add(static_cast<int64_t>(n), std::memory_order_relaxed);
+  placed.fetch_add(n, std::memory_order_relaxed);
+  int rc = core.uffd->copy(t->page_addr(first), kZeroRun, n * kPageSize, !write, false);
+  if (rc < 0) {  // nothing counted, every claim stands: placed page by page
+    for (uint64_t i = 0; i < n; i++) {
+      core.residency.unplaced();
+      if (waited >> i & 1) core.word(t, first + i).fetch_or(PageWord::kWaiter);
+    }
+    t->counters.resident_pages.fetch_sub(static_cast<int64_t>(n), std::memory_order_relaxed);
+    placed.fetch_sub(n, std::memory_order_relaxed);
+    return rc;
+  }
+  for (uint64_t i = 0; i < n; i++) {
+    PageWordAtomic& word = core.word(t, first + i);
+    transition(word, write ? PageEvent::kPlacedDirty : PageEvent::kPlacedClean, t->id, first + i);
+    mark_access(word);
+  }
   return 0;
 }
 

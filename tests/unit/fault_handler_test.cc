@@ -333,6 +333,46 @@ TEST_F(FaultHandlerTest, ZeroFillAheadStopsAtTheLowWatermark) {
   EXPECT_EQ(e_.state(low), PageState::kAbsent);
 }
 
+// A first touch and the never-written pages brought with it go in one copy
+// of the run (place_zero_run), not one copy a page.
+TEST_F(FaultHandlerTest, AFirstTouchAndItsZeroFillAheadArePlacedInOneCopy) {
+  handler_.reset();
+  e_.core->opts.zero_ahead_pages = 7;
+  handler_ = std::make_unique<FaultHandler>(*e_.core);
+  ASSERT_EQ(handler_->prepare(), 0);
+  fault(4, kWrite);
+  ASSERT_EQ(e_.uffd->count(UffdCall::kCopy), 1u);
+  long i = call_index(UffdCall::kCopy, 4);
+  ASSERT_GE(i, 0);
+  EXPECT_EQ(e_.uffd->calls[i].len, 8 * kPageSize);
+  EXPECT_TRUE(e_.uffd->calls[i].wakes);
+  EXPECT_FALSE(e_.uffd->calls[i].flag);  // a write: mapped writable
+  for (uint64_t p = 4; p < 12; p++) {
+    EXPECT_EQ(e_.state(p), PageState::kDirty) << p;
+    EXPECT_TRUE(e_.page_is(p, 0)) << p;
+  }
+  EXPECT_EQ(e_.core->residency.resident(), 8);
+  EXPECT_EQ(e_.table->counters.zero_fills.load(), 8u);
+  EXPECT_EQ(e_.table->counters.resident_pages.load(), 8);
+}
+
+// A run's copy that fails (part of the way: the pages it placed answer
+// EEXIST) is placed page by page, none lost, none poisoned.
+TEST_F(FaultHandlerTest, ARunCopyThatFailsIsPlacedPageByPage) {
+  handler_.reset();
+  e_.core->opts.zero_ahead_pages = 3;
+  handler_ = std::make_unique<FaultHandler>(*e_.core);
+  ASSERT_EQ(handler_->prepare(), 0);
+  e_.uffd->copy_results = {-EAGAIN, -EEXIST, 0, 0, 0};  // the run, then pages 0..3
+  fault(0);
+  EXPECT_EQ(e_.uffd->count(UffdCall::kCopy), 5u);
+  for (uint64_t p = 0; p < 4; p++) EXPECT_EQ(e_.state(p), PageState::kClean) << p;
+  EXPECT_EQ(e_.uffd->count(UffdCall::kWake, e_.addr(0)), 1u);  // the page the run placed
+  EXPECT_EQ(e_.uffd->count(UffdCall::kPoison), 0u);
+  EXPECT_EQ(e_.core->residency.resident(), 4);
+  EXPECT_EQ(e_.table->counters.zero_fills.load(), 4u);
+}
+
 TEST_F(FaultHandlerTest, WithNoRoomAndAStuckEvictorABatchGoesOverBudgetRatherThanHang) {
   for (uint64_t p = 0; p < 16; p++) e_.make_resident(p, 1, false);
   e_.core->residency.set_stuck(true);
