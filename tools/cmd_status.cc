@@ -170,7 +170,7 @@ void print_text(const json::Json& v, const Before& b) {
     const double world = json::at(job, "world_size").is_number() ? json::num(job, "world_size") : -1;
     if (world > static_cast<double>(here))
       printf("job %s: world size %.0f: %.0f rank(s) elsewhere (other nodes; this view is this "
-             "node's: the job-wide one is Prometheus's, see docs/multinode.md)\n",
+             "node's: the job-wide one is Prometheus's, mtier(7) JOBS OF SEVERAL RANKS)\n",
              json::str(job, "name").c_str(), world, world - static_cast<double>(here));
     if (!json::str(job, "conflict").empty())
       printf("job %s: WARNING: %s (set MTIER_JOB to tell jobs apart)\n", json::str(job, "name").c_str(),

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
-"""A two-rank data-parallel (or --model-parallel, any world) DLRM-style trainer (torch.distributed, gloo) for
-mtier's tests (tests/trainer/ddp_job.test).
+"""A two-rank data-parallel (or --model-parallel, any world) DLRM-style
+trainer (torch.distributed, gloo) for mtier's tests (tests/trainer/
+ddp_job.test, model_parallel.test, tests/daemon/multinode.test).
 
 Launch:
 
