@@ -41,6 +41,7 @@ struct Client {
   unsigned weight = 1;
   std::string job;  // REGISTER's: the job it is a rank of ("" none); grouped with the uid
   int32_t rank = -1;
+  int32_t world = -1;  // REGISTER's: WORLD_SIZE, the job's ranks on every node; -1 not said
   std::unique_ptr<ipc::Segment> segment;
   std::unique_ptr<ipc::OrderRing> ring;  // producer side
   std::vector<ipc::TableEntry> tables;   // directory as last read

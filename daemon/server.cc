@@ -423,6 +423,7 @@ void Server::on_register(Client& c, const ipc::Register& m, std::vector<int>& fd
   c.weight = m.weight;
   c.job = m.job;
   c.rank = m.rank;
+  c.world = m.world;
   c.phase = Client::Phase::kRegistered;
   c.segment->stamp_daemon_heartbeat();
   sync_directory(c);
@@ -430,7 +431,17 @@ void Server::on_register(Client& c, const ipc::Register& m, std::vector<int>& fd
   ipc::Welcome w{c.id, static_cast<uint32_t>(getpid()), policy_->name(),
                  c.source ? sources_in_use() : "none"};
   (void)ipc::send_message(c.fd, ipc::Message{w}, nullptr, 0);
-  std::string job = c.job.empty() ? "" : ", job " + c.job + (c.rank >= 0 ? " rank " + std::to_string(c.rank) : "");
+  std::string job = c.job.empty() ? "" : ", job " + c.job + (c.rank >= 0 ? " rank " + std::to_string(c.rank) : "") +
+                                         (c.world > 0 ? " of " + std::to_string(c.world) : "");
+  for (const auto& [fd, other] : clients_)
+    if (other.get() != &c && other->is_runtime() && other->phase == Client::Phase::kRegistered &&
+        !c.job.empty() && other->job == c.job && other->uid == c.uid &&
+        ((c.rank >= 0 && other->rank == c.rank) || (c.world > 0 && other->world > 0 && other->world != c.world)))
+      MTIER_LOG_WARN("%s: job %s has rank %d (pid %d, WORLD_SIZE %d) already, this one says rank %d of %d: "
+                     "two jobs under one name (a stale run with the same MASTER_ADDR:MASTER_PORT?); "
+                     "set MTIER_JOB to tell them apart",
+                     c.label().c_str(), c.job.c_str(), other->rank, static_cast<int>(other->pid), other->world,
+                     c.rank, c.world);
   MTIER_LOG_NOTICE("%s registered: %zu table(s), weight %u%s, heat source %s", c.label().c_str(),
                    c.tables.size(), c.weight, job.c_str(), c.source ? sources_in_use().c_str() : "none");
 }

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -163,6 +164,7 @@ json::Json process_json(const Client& c, bool stale, const HeatShape& s) {
           {"weight", c.weight},
           {"job", c.job},
           {"rank", c.rank},
+          {"world_size", c.world},
           {"stale", stale},
           {"dram_budget_bytes", h->dram_budget_pages.load() * page},
           {"dram_assigned_bytes", c.budget_sent * page},
@@ -221,6 +223,36 @@ std::string node_list(const std::vector<int>& nodes) {
 
 }  // namespace
 
+// What is wrong with a job's ranks on this node, "" nothing: two of them
+// say the same rank, they say different WORLD_SIZEs, or more of them are
+// here than their WORLD_SIZE - two jobs under one name (a stale run with
+// the same MASTER_ADDR:MASTER_PORT), grouped together only by that name.
+static std::string job_conflict(const std::vector<const Client*>& ranks) {
+  std::map<int32_t, std::vector<pid_t>> by_rank;
+  std::set<int32_t> worlds;
+  for (const Client* c : ranks) {
+    if (c->rank >= 0) by_rank[c->rank].push_back(c->pid);
+    if (c->world > 0) worlds.insert(c->world);
+  }
+  std::string why;
+  auto add = [&](const std::string& s) { why += (why.empty() ? "" : "; ") + s; };
+  for (const auto& [rank, pids] : by_rank)
+    if (pids.size() > 1) {
+      std::string list;
+      for (pid_t p : pids) list += (list.empty() ? "" : ", ") + std::to_string(p);
+      add("rank " + std::to_string(rank) + " " + std::to_string(pids.size()) + " times (pids " +
+          list + ")");
+    }
+  if (worlds.size() > 1) {
+    std::string list;
+    for (int32_t w : worlds) list += (list.empty() ? "" : " and ") + std::to_string(w);
+    add("the ranks say WORLD_SIZE " + list);
+  } else if (worlds.size() == 1 && ranks.size() > static_cast<size_t>(*worlds.begin())) {
+    add(std::to_string(ranks.size()) + " ranks here, WORLD_SIZE " + std::to_string(*worlds.begin()));
+  }
+  return why.empty() ? why : why + ": two jobs under one name?";
+}
+
 // Every job with a rank registered (the asker's own unless it is root):
 // its ranks, and their budgets and residency summed.
 json::Json Server::jobs_json(uid_t asker, const std::string& only) const {
@@ -244,8 +276,14 @@ json::Json Server::jobs_json(uid_t asker, const std::string& only) const {
   json::Json out = json::Json::array();
   for (const auto& [key, job] : jobs) {
     json::Json ranks = json::Json::array();
-    for (const Client* c : job.ranks) ranks.push_back({{"pid", c->pid}, {"rank", c->rank}});
+    int32_t world = -1;
+    for (const Client* c : job.ranks) {
+      ranks.push_back({{"pid", c->pid}, {"rank", c->rank}});
+      world = std::max(world, c->world);
+    }
     out.push_back({{"name", key.second},
+                   {"world_size", world},
+                   {"conflict", job_conflict(job.ranks)},
                    {"uid", key.first},
                    {"dram_budget_bytes", job.own},
                    {"dram_assigned_bytes", job.assigned},

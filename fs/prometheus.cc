@@ -184,6 +184,10 @@ void job_metrics(const Value& j, Exposition* e) {
            l, value(json::at(j, "dram_assigned_bytes")));
   e->gauge("mtier_job_dram_resident_bytes", "The ranks' table pages in DRAM, bytes", l,
            value(json::at(j, "dram_resident_bytes")));
+  if (json::at(j, "world_size").is_number() && json::num(j, "world_size") > 0)
+    e->gauge("mtier_job_world_size",
+             "The job's ranks on every node (their WORLD_SIZE); more than mtier_job_ranks: ranks elsewhere",
+             l, value(json::at(j, "world_size")));
 }
 
 // The runtime's counters (segment header), by status key: each a _total

@@ -11,13 +11,14 @@ fi
 # prometheus: promtool and a server for tests/daemon/prometheus.test (which
 # runs its own on localhost; where systemd runs, the package also starts its
 # service on :9090: `systemctl disable --now prometheus` if unwanted).
+# iproute2: `ip netns` for tests/daemon/multinode.test's two "nodes".
 packages=(
   build-essential g++ make autoconf automake libtool autoconf-archive pkg-config
   googletest libgtest-dev
   liburing-dev libpmem2-dev libnuma-dev numactl libfuse3-dev fuse3 libmicrohttpd-dev
   libcairo2-dev fonts-dejavu-core
   nlohmann-json3-dev
-  util-linux procps tmux
+  util-linux procps tmux iproute2
   prometheus
   libjemalloc2 libtcmalloc-minimal4
   python3 python3-numpy python3-torch

@@ -30,7 +30,7 @@ line_for() {
     configure.ac) line="dnl $TAG" ;;
     *.[1-8]) line=".\\\" $TAG" ;;
     *.md) line="<!-- $TAG -->" ;;
-    *.py | *.sh | *.test | *.inc | *.am | *.conf | *.toml | *.supp | *.pc.in | *.service.in) line="# $TAG" ;;
+    *.py | *.sh | *.test | *.inc | *.am | *.conf | *.toml | *.yml | *.supp | *.pc.in | *.service.in) line="# $TAG" ;;
     .ci/run | debian/rules | debian/*.postrm | debian/*.postinst | debian/*.prerm | debian/*.preinst) line="# $TAG" ;;
     *) return 1 ;;
   esac

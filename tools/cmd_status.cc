@@ -42,7 +42,10 @@ const char kUsage[] =
     "change between two readings --interval apart. Without root, only your\n"
     "processes; the tiers are node-wide. Ranks of a job (torch.distributed's\n"
     "MASTER_ADDR:MASTER_PORT or TORCHELASTIC_RUN_ID, or MTIER_JOB) show their\n"
-    "job and rank, and each job its ranks and the DRAM budget they share.\n"
+    "job and rank, and each job its ranks and the DRAM budget they share; a job\n"
+    "whose WORLD_SIZE is more than its ranks here has ranks on other nodes (said),\n"
+    "and ranks that cannot be one job's (the same rank twice, different\n"
+    "WORLD_SIZEs) are flagged.\n"
     "\n"
     "  --job NAME     only the ranks of this job\n"
     "  --json         the daemon's JSON reply as it is (format: docs/protocol.md),\n"
@@ -157,11 +160,21 @@ void print_text(const json::Json& v, const Before& b) {
     std::string ranks;
     for (const auto& r : json::items(json::at(job, "ranks")))
       ranks += (ranks.empty() ? "" : ", ") + std::to_string(static_cast<long>(json::num(r, "pid")));
+    const size_t here = json::items(json::at(job, "ranks")).size();
     printf("\njob %s: %zu rank(s) (pids %s): DRAM %.1f MiB resident, budget %.1f MiB "
            "(their own, summed), assigned %.1f MiB by need\n",
-           json::str(job, "name").c_str(), json::items(json::at(job, "ranks")).size(), ranks.c_str(),
+           json::str(job, "name").c_str(), here, ranks.c_str(),
            mib(json::num(job, "dram_resident_bytes"), 1), mib(json::num(job, "dram_budget_bytes"), 1),
            mib(json::num(job, "dram_assigned_bytes"), 1));
+    // A daemon before wire version 3 says no world_size.
+    const double world = json::at(job, "world_size").is_number() ? json::num(job, "world_size") : -1;
+    if (world > static_cast<double>(here))
+      printf("job %s: world size %.0f: %.0f rank(s) elsewhere (other nodes; this view is this "
+             "node's: the job-wide one is Prometheus's, mtier(7) JOBS OF SEVERAL RANKS)\n",
+             json::str(job, "name").c_str(), world, world - static_cast<double>(here));
+    if (!json::str(job, "conflict").empty())
+      printf("job %s: WARNING: %s (set MTIER_JOB to tell jobs apart)\n", json::str(job, "name").c_str(),
+             json::str(job, "conflict").c_str());
   }
   const auto& procs = json::items(json::at(v, "processes"));
   if (procs.empty()) printf("\nno registered processes\n");

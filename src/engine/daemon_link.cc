@@ -154,7 +154,7 @@ void DaemonLink::try_register() {
 int DaemonLink::handshake(int fd, std::string* why) {
   ipc::Hello hello{ipc::Role::kRuntime, static_cast<uint32_t>(getpid()),
                    std::string(program_invocation_short_name).substr(0, ipc::kMaxNameBytes)};
-  ipc::Register reg{segment_.bytes(), core_.opts.daemon_weight, job_.name, job_.rank};
+  ipc::Register reg{segment_.bytes(), core_.opts.daemon_weight, job_.name, job_.rank, job_.world};
   int seg_fd = segment_.fd();
   int rc = ipc::send_message(fd, ipc::Message{hello}, nullptr, 0);
   if (rc == 0) rc = ipc::send_message(fd, ipc::Message{reg}, &seg_fd, 1);

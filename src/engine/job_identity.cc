@@ -38,6 +38,8 @@ JobIdentity job_identity(const EnvLookup& env) {
   if (j.name.size() > kMaxJobNameBytes) j.name.resize(kMaxJobNameBytes);
   j.rank = rank_of(env("RANK"));
   if (j.rank < 0) j.rank = rank_of(env("LOCAL_RANK"));
+  j.world = rank_of(env("WORLD_SIZE"));
+  if (j.world == 0) j.world = -1;
   return j;
 }
 

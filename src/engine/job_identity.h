@@ -13,6 +13,7 @@ namespace mtier {
 struct JobIdentity {
   std::string name;   // empty: not part of a job; at most kMaxJobNameBytes
   int32_t rank = -1;  // RANK, else LOCAL_RANK; -1: not said
+  int32_t world = -1;  // WORLD_SIZE: the job's ranks on every node; -1: not said
   const char* source = "none";  // the variable(s) the name came from
 };
 
@@ -29,7 +30,9 @@ using EnvLookup = std::function<const char*(const char*)>;
 //    "torch:ADDR:PORT" - ranks of one job share them, two jobs on one node
 //    cannot (the port is the rank 0 store's).
 // Names longer than kMaxJobNameBytes are cut. The rank is RANK, else
-// LOCAL_RANK, when it is a number from 0 to 2^31-1.
+// LOCAL_RANK, when it is a number from 0 to 2^31-1; the world WORLD_SIZE,
+// when it is a number from 1 to 2^31-1 (more than the ranks a node's mtierd
+// sees: the job has ranks on other nodes).
 JobIdentity job_identity(const EnvLookup& env);
 
 // The same from this process's environment (getenv).

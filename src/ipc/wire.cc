@@ -147,7 +147,8 @@ bool fields(V& v, M& m) {
     return v.u64(m.segment_bytes, "segment_bytes") && v.u32(m.weight, "weight") &&
            v.check(m.weight >= kMinWeight && m.weight <= kMaxWeight, "weight") &&
            v.str(m.job, kMaxNameBytes, "job") && v.u32(m.rank, "rank") &&
-           v.check(m.rank >= -1, "rank") && v.end();
+           v.check(m.rank >= -1, "rank") && v.u32(m.world, "world") &&
+           v.check(m.world == -1 || m.world >= 1, "world") && v.end();
   } else if constexpr (std::is_same_v<T, Welcome>) {
     return v.u32(m.client_id, "client_id") && v.u32(m.daemon_pid, "daemon_pid") &&
            v.str(m.policy, kMaxNameBytes, "policy") &&

@@ -20,7 +20,7 @@
 namespace mtier::ipc {
 
 inline constexpr uint32_t kWireMagic = 0x5052544d;  // bytes 'M','T','R','P'
-inline constexpr uint16_t kWireVersion = 2;  // 2: REGISTER names the job and rank; STATUS_REQUEST, HEAT_REQUEST filter by job
+inline constexpr uint16_t kWireVersion = 3;  // 2: REGISTER names the job and rank; STATUS_REQUEST, HEAT_REQUEST filter by job; 3: REGISTER says the world size
 inline constexpr size_t kHeaderBytes = 16;
 // Largest whole message (header included) either side sends or accepts.
 inline constexpr size_t kMaxMessageBytes = 65536;
@@ -71,6 +71,7 @@ struct Register {
   uint32_t weight = kMinWeight;  // kMinWeight..kMaxWeight
   std::string job;  // <= kMaxNameBytes; empty: no job (engine/job_identity.h)
   int32_t rank = -1;  // -1..INT32_MAX; -1: not said
+  int32_t world = -1;  // the job's ranks on every node (WORLD_SIZE): -1 not said, else 1..INT32_MAX
   bool operator==(const Register&) const = default;
 };
 // daemon -> client, the answer to HELLO.

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
-"""A two-rank data-parallel DLRM-style trainer (torch.distributed, gloo) for
-mtier's tests (tests/trainer/ddp_job.test).
+"""A two-rank data-parallel (or --model-parallel, any world) DLRM-style
+trainer (torch.distributed, gloo) for mtier's tests (tests/trainer/
+ddp_job.test, model_parallel.test, tests/daemon/multinode.test).
 
 Launch:
 
@@ -34,6 +35,24 @@ Output: rank R writes DIR/rankR.out, the lines that must match between runs:
 
 and DIR/rankR.pid (its pid, written before it makes its tables). Everything
 else goes to stderr as '# rank R: ...' lines.
+
+--model-parallel: the standard DLRM layout instead. --tables are the job's
+tables, table T on rank T % world (initialised from a seed of its own, so
+the same wherever it lives); --batch is the job's batch, split into world
+slices in rank order. A step: every rank makes the job's batch; each table's
+owner pools the whole batch; one all_to_all_single gives rank j slice j of
+every table's pooled embeddings; rank j runs the dense part (bottom MLP, a
+projection per table, top MLP: replicated, data parallel) on its slice,
+backward of its loss / world; a second all_to_all_single sends each table's
+slice gradients back to its owner, who takes them through the table in rank
+order; the dense gradients are all-gathered and summed in rank order on
+every rank (an all-reduce whose summation order is fixed: gloo's ring
+all-reduce adds in an order of its own), the slices' losses likewise; then
+the two SGDs. --single-process W trains the same model in one process,
+playing W ranks' slices in rank order with the same arithmetic: its
+DIR/single.out is what every rank's lines must match (bit for bit).
+Output per rank: the step lines (the job's loss), 'table T sha256 <hex>'
+for each table it holds, 'dense sha256 <hex>'.
 
 --wait-rank R --wait-at S: rank R, at the start of step S, writes
 DIR/rankR.waiting and waits (at most --wait-timeout s, then exits 3) - the
@@ -93,8 +112,19 @@ def build_argparser():
     p.add_argument("--wait-rank", type=int, default=-1)
     p.add_argument("--wait-at", type=int, default=-1)
     p.add_argument("--wait-timeout", type=float, default=60.0)
+    p.add_argument("--hold-at", type=int, default=-1, metavar="S",
+                   help="with --model-parallel: every rank, at the start of step S, writes "
+                   "DIR/rankR.held and waits (at most --wait-timeout s) until --hold-file exists")
+    p.add_argument("--hold-file", default="", metavar="PATH")
     p.add_argument("--guard", action="store_true",
                    help="digest the tables after every step; verify them when a collective fails")
+    p.add_argument("--model-parallel", action="store_true",
+                   help="the DLRM model-parallel layout: --tables are the job's, table T on rank "
+                   "T %% world; pooled embeddings exchanged by all_to_all; --batch is the job's "
+                   "batch, each rank's dense part trains on its slice (see the module's text)")
+    p.add_argument("--single-process", type=int, default=0, metavar="W",
+                   help="with --model-parallel: train the same model in this one process, "
+                   "W ranks' slices in rank order (the reference; writes DIR/single.out)")
     return p
 
 
@@ -282,8 +312,225 @@ def run(rank, world, args, init_method):
     dist.destroy_process_group()
 
 
+def write_pid(args, rank):
+    tmp = os.path.join(args.out_dir, f"rank{rank}.pid.tmp")
+    with open(tmp, "w") as f:
+        f.write(f"{os.getpid()}\n")
+    os.rename(tmp, os.path.join(args.out_dir, f"rank{rank}.pid"))
+
+
+def run_model_parallel(rank, world, args, init_method):
+    """The model-parallel layout (--model-parallel). init_method None: the
+    single-process reference, one process playing every rank in order."""
+    import torch
+    import torch.distributed as dist
+
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)
+    single = init_method is None
+    name = "single" if single else f"rank{rank}"
+    out = open(os.path.join(args.out_dir, f"{name}.out"), "w")
+    t0 = time.monotonic()
+    if args.batch % world:
+        raise SystemExit(f"--model-parallel: --batch {args.batch} is not a multiple of {world} ranks")
+    if not single:
+        dist.init_process_group("gloo", init_method=init_method, rank=rank, world_size=world)
+        log(rank, f"pid {os.getpid()}, world {world}, LOCAL_WORLD_SIZE "
+            f"{os.environ.get('LOCAL_WORLD_SIZE')}, init {init_method}, model parallel, "
+            f"torch {torch.__version__}")
+        write_pid(args, rank)
+    tables = []
+    for c, r, d in args.tables:
+        tables += [Table(r, d, args.zipf) for _ in range(c)]
+    if len(tables) < world:
+        raise SystemExit(f"--model-parallel: {len(tables)} tables for {world} ranks")
+    # The job's workload: every rank makes the same batches (the ids of its
+    # own tables for the whole batch, its slice of the dense features).
+    w = Workload(tables, args.batch, args.steps, args.pooling, 13, args.seed)
+    dim = max(t.dim for t in tables)
+    owner = [t % world for t in range(len(tables))]
+    mine = [t for t in range(len(tables)) if single or owner[t] == rank]
+    emb = {}
+    for t in mine:  # each table from a seed of its own: the same wherever it lives
+        g = torch.Generator().manual_seed(args.seed * 7919 + t)
+        wt = torch.empty(tables[t].rows, tables[t].dim, dtype=torch.float32)
+        bound = float(np.sqrt(1.0 / tables[t].rows))
+        wt.uniform_(-bound, bound, generator=g)
+        emb[t] = torch.nn.EmbeddingBag(tables[t].rows, tables[t].dim, mode="sum", sparse=True,
+                                       _weight=wt)
+    emb_list = torch.nn.ModuleList(emb[t] for t in mine)
+
+    class Dense(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.bot = torch.nn.Sequential(torch.nn.Linear(13, 64), torch.nn.ReLU(),
+                                           torch.nn.Linear(64, dim), torch.nn.ReLU())
+            self.proj = torch.nn.ModuleList(torch.nn.Linear(t.dim, dim, bias=False)
+                                            for t in tables)
+            self.top = torch.nn.Sequential(torch.nn.Linear(dim * (len(tables) + 1), 64),
+                                           torch.nn.ReLU(), torch.nn.Linear(64, 1))
+
+        def forward(self, dense, pooled):
+            x = [self.bot(dense)] + [p(e) for p, e in zip(self.proj, pooled)]
+            return self.top(torch.cat(x, dim=1))
+
+    torch.manual_seed(args.seed)  # the same dense init on every rank
+    dense = Dense()
+    params = list(dense.parameters())
+    opt_sparse = torch.optim.SGD(emb_list.parameters(), lr=args.lr)
+    opt_dense = torch.optim.SGD(params, lr=args.lr)
+    loss_fn = torch.nn.BCEWithLogitsLoss()
+    b = args.batch // world
+    log(rank, f"model parallel: tables {mine} of {len(tables)} here, "
+        f"{sum(tables[t].bytes for t in mine) / 2**20:.1f} MiB; job batch {args.batch}, "
+        f"{b} a rank; {args.steps} steps; init {time.monotonic() - t0:.2f} s")
+
+    def micro(d, labels, pooled_slices, j):
+        """Rank j's dense part on its slice: (loss, flat dense grads, the
+        pooled slices' grads). The loss is scaled by 1/world before the
+        backward, so the grads only need summing."""
+        leaves = [p.detach().requires_grad_() for p in pooled_slices]
+        z = dense(torch.from_numpy(d[j * b:(j + 1) * b]), leaves)
+        loss = loss_fn(z, torch.from_numpy(labels[j * b:(j + 1) * b]))
+        for p in params:
+            p.grad = None
+        (loss / world).backward()
+        flat = torch.cat([p.grad.reshape(-1) for p in params])
+        return loss.detach(), flat, [x.grad for x in leaves]
+
+    def apply(flats, pooled, grads_of):
+        """The dense grads summed in rank order, the tables' pooled grads
+        (each table's slices in rank order) back through the tables, SGD."""
+        acc = flats[0].clone()
+        for f in flats[1:]:
+            acc += f
+        off = 0
+        for p in params:
+            p.grad = acc[off:off + p.numel()].view_as(p).clone()
+            off += p.numel()
+        opt_sparse.zero_grad(set_to_none=True)
+        torch.autograd.backward([pooled[t] for t in mine],
+                                [torch.cat(grads_of[t]) for t in mine])
+        opt_sparse.step()
+        opt_dense.step()
+
+    def job_loss(losses):
+        acc = losses[0].clone()
+        for x in losses[1:]:
+            acc += x
+        return (acc / world).item()
+
+    # Per destination j, this rank's tables' slices for j; per source r, r's.
+    send_elems = sum(b * tables[t].dim for t in mine)
+    recv_elems = [sum(b * tables[t].dim for t in range(len(tables)) if owner[t] == r)
+                  for r in range(world)]
+    guard = tables_sha256(emb_list) if args.guard else None
+    done = -1
+    t_train = time.monotonic()
+    step = 0
+    try:
+        for step in range(args.steps):
+            if rank == args.wait_rank and step == args.wait_at and not single:
+                open(os.path.join(args.out_dir, f"rank{rank}.waiting"), "w").close()
+                log(rank, f"waiting at step {step} (pid {os.getpid()})")
+                time.sleep(args.wait_timeout)
+                log(rank, f"not killed within {args.wait_timeout} s")
+                out.close()
+                os._exit(3)
+            if step == args.hold_at and not single:
+                open(os.path.join(args.out_dir, f"rank{rank}.held"), "w").close()
+                t_hold = time.monotonic()
+                while not os.path.exists(args.hold_file):
+                    if time.monotonic() - t_hold > args.wait_timeout:
+                        log(rank, f"{args.hold_file} not made within {args.wait_timeout} s")
+                        out.close()
+                        os._exit(3)
+                    time.sleep(0.05)
+            d, sparse, labels = w.step_batch(step)
+            pooled = {t: emb[t](torch.from_numpy(sparse[t][0]), torch.from_numpy(sparse[t][1]))
+                      for t in mine}
+            if single:
+                losses, flats = [], []
+                grads_of = {t: [] for t in mine}
+                for j in range(world):
+                    loss, flat, g = micro(d, labels, [pooled[t][j * b:(j + 1) * b]
+                                                      for t in range(len(tables))], j)
+                    losses.append(loss)
+                    flats.append(flat)
+                    for t, gt in zip(range(len(tables)), g):
+                        grads_of[t].append(gt)
+            else:
+                # Forward exchange: to rank j the slice j of every table here.
+                send = torch.cat([pooled[t][j * b:(j + 1) * b].detach().reshape(-1)
+                                  for j in range(world) for t in mine])
+                recv = torch.empty(sum(recv_elems))
+                dist.all_to_all_single(recv, send, recv_elems, [send_elems] * world)
+                pieces = {}
+                off = 0
+                for r in range(world):
+                    for t in range(len(tables)):
+                        if owner[t] == r:
+                            n = b * tables[t].dim
+                            pieces[t] = recv[off:off + n].view(b, tables[t].dim)
+                            off += n
+                loss, flat, g = micro(d, labels, [pieces[t] for t in range(len(tables))], rank)
+                # Backward exchange: each table's slice grads to its owner.
+                gsend = torch.cat([g[t].reshape(-1) for r in range(world)
+                                   for t in range(len(tables)) if owner[t] == r])
+                grecv = torch.empty(world * send_elems)
+                dist.all_to_all_single(grecv, gsend, [send_elems] * world, recv_elems)
+                grads_of = {t: [] for t in mine}
+                off = 0
+                for j in range(world):
+                    for t in mine:
+                        n = b * tables[t].dim
+                        grads_of[t].append(grecv[off:off + n].view(b, tables[t].dim))
+                        off += n
+                # The dense grads, gathered whole and summed in rank order
+                # on every rank (an all-reduce whose sum order is fixed).
+                flats = [torch.empty_like(flat) for _ in range(world)]
+                dist.all_gather(flats, flat)
+                losses = [torch.empty_like(loss) for _ in range(world)]
+                dist.all_gather(losses, loss)
+            apply(flats, pooled, grads_of)
+            out.write(f"step {step} loss {job_loss(losses).hex()}\n")
+            out.flush()
+            done = step
+            if args.guard:
+                guard = tables_sha256(emb_list)
+    except RuntimeError as e:
+        if not args.guard or single:
+            raise
+        log(rank, f"collective failed at step {step}: {str(e).splitlines()[0][:200]}")
+        res = region_residency()
+        where = ("no mtier region" if res is None else
+                 f"{res[0] / 2**20:.1f} MiB of the {res[1] / 2**20:.1f} MiB region in DRAM "
+                 f"before the check")
+        now = tables_sha256(emb_list)
+        verdict = "OK" if now == guard else "FAIL"
+        log(rank, f"survivor check {verdict}: tables sha256 {now[:16]}... against "
+            f"{guard[:16]}... taken after step {done} ({where})")
+        out.write(f"survivor {verdict} step {done}\n")
+        out.close()
+        sys.stderr.flush()
+        os._exit(0 if verdict == "OK" else 1)
+    train_s = time.monotonic() - t_train
+    for t in mine:
+        out.write(f"table {t} sha256 {tables_sha256([emb[t]])}\n")
+    out.write(f"dense sha256 {module_sha256(dense)}\n")
+    out.close()
+    res = region_residency()
+    log(rank, f"trained {args.steps} steps in {train_s:.2f} s"
+        + ("" if res is None else
+           f"; region {res[0] / 2**20:.1f} of {res[1] / 2**20:.1f} MiB in DRAM at the end"))
+    if not single:
+        dist.barrier()
+        dist.destroy_process_group()
+
+
 def spawned(rank, world, args):
-    run(rank, world, args, "file://" + os.path.join(os.path.abspath(args.out_dir), "rendezvous"))
+    init = "file://" + os.path.join(os.path.abspath(args.out_dir), "rendezvous")
+    (run_model_parallel if args.model_parallel else run)(rank, world, args, init)
 
 
 def main():
@@ -291,8 +538,14 @@ def main():
     os.makedirs(args.out_dir, exist_ok=True)
     # Gloo picks its interface from the hostname, which need not resolve here.
     os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
+    if args.single_process:
+        if not args.model_parallel:
+            raise SystemExit("--single-process wants --model-parallel")
+        run_model_parallel(0, args.single_process, args, None)
+        return
     if "RANK" in os.environ and "WORLD_SIZE" in os.environ:
-        run(int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]), args, "env://")
+        (run_model_parallel if args.model_parallel else run)(
+            int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]), args, "env://")
         return
     import torch.multiprocessing as mp
     # mp.spawn does not set it; mtier's default DRAM budget divides by it.

@@ -95,7 +95,8 @@ const char kStatus[] = R"({
         "active_bytes": 0, "moves": {"new>dram": 0}, "moves_per_second": {"new>dram": 0},
         "heat_map": [], "place": "", "pins": []}]}],
   "jobs": [{"name": "j1", "uid": 1000, "dram_budget_bytes": 4194304, "dram_assigned_bytes": 0,
-            "dram_resident_bytes": 20480, "ranks": [{"pid": 4242, "rank": 0}]}]
+            "dram_resident_bytes": 20480, "ranks": [{"pid": 4242, "rank": 0}], "world_size": 4,
+            "conflict": ""}]
 })";
 
 json::Json parse_doc(const std::string& text) {
@@ -728,6 +729,7 @@ TEST(Prometheus, EveryLineFollowsTheFormat) {
         "mtier_process_held_bytes{pid=\"4242\"} 40960\n",
         "mtier_process_info{pid=\"4242\",name=\"trainer\",uid=\"1000\",job_name=\"j1\",rank=\"0\"} 1\n",
         "mtier_job_dram_resident_bytes{job_name=\"j1\",uid=\"1000\"} 20480\n",
+        "mtier_job_world_size{job_name=\"j1\",uid=\"1000\"} 4\n",
         "mtier_process_resident_bytes{pid=\"4242\",tier=\"slow\"} 4096\n",
         "mtier_process_info{pid=\"77\",name=\"we\\\"ird\\\\name\",uid=\"0\"} 1\n",
         "mtier_process_stale{pid=\"77\"} 1\n"})

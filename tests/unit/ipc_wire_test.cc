@@ -41,6 +41,8 @@ std::vector<Message> samples() {
       {Register{1ull << 30, kMinWeight, "", -1}},
       {Register{~0ull, kMaxWeight, std::string(kMaxNameBytes, 'j'), 0x7fffffff}},
       {Register{0, 500, "torch:localhost:29500", 1}},
+      {Register{0, 500, "torch:10.0.0.1:29500", 3, 4}},
+      {Register{0, 1, "j", 0, 0x7fffffff}},
       {Welcome{7, 99, "clock", "pte-sampler minor-faults"}},
       {Welcome{0xffffffffu, 0xffffffffu, s64, s256}},
       {Welcome{0, 0, "", ""}},
@@ -110,11 +112,12 @@ TEST(Wire, EveryTypeRoundTripsAtItsLimits) {
 
 TEST(Wire, HeaderBytesAreLittleEndianAsDocumented) {
   Bytes b = enc({Register{0x0102030405060708ull, 1000, "j", 2}});
-  const Bytes want = {'M', 'T', 'R', 'P', 2, 0, 2, 0, 19, 0, 0, 0, 0, 0, 0, 0,
-                      8, 7, 6, 5, 4, 3, 2, 1, 0xe8, 0x03, 0, 0, 1, 0, 'j', 2, 0, 0, 0};
+  const Bytes want = {'M', 'T', 'R', 'P', 3, 0, 2, 0, 23, 0, 0, 0, 0, 0, 0, 0,
+                      8, 7, 6, 5, 4, 3, 2, 1, 0xe8, 0x03, 0, 0, 1, 0, 'j', 2, 0, 0, 0,
+                      0xff, 0xff, 0xff, 0xff};
   EXPECT_EQ(b, want);
   Bytes h = enc({Hello{Role::kControl, 5, "ab"}});
-  const Bytes want_h = {'M', 'T', 'R', 'P', 2, 0, 1, 0, 12, 0, 0, 0, 0, 0, 0, 0,
+  const Bytes want_h = {'M', 'T', 'R', 'P', 3, 0, 1, 0, 12, 0, 0, 0, 0, 0, 0, 0,
                         2, 0, 0, 0, 5, 0, 0, 0, 2, 0, 'a', 'b'};
   EXPECT_EQ(h, want_h);
   Bytes e = enc({Error{-2, ""}});
@@ -151,6 +154,8 @@ TEST(Wire, EncodeRefusesFieldsOutsideTheirLimits) {
       {Hello{Role::kRuntime, 1, nul}},
       {Register{4096, 0, "", -1}},
       {Register{4096, kMaxWeight + 1, "", -1}},
+      {Register{4096, 1, "", -1, 0}},
+      {Register{4096, 1, "", -1, -2}},
       {Welcome{1, 1, std::string(kMaxNameBytes + 1, 'p'), ""}},
       {Welcome{1, 1, "", std::string(kMaxSourcesBytes + 1, 's')}},
       {Error{0, "zero is not an error"}},
@@ -184,16 +189,16 @@ TEST(Wire, HeaderRejections) {
   EXPECT_EQ(dec(b, &why), -EBADMSG);
   EXPECT_NE(why.find("magic"), std::string::npos) << why;
 
-  for (uint16_t v : {0, 1, 3, 0xffff}) {
+  for (uint16_t v : {0, 1, 2, 4, 0xffff}) {
     b = good;
     put16(&b, 4, v);
     EXPECT_EQ(dec(b, &why), -EPROTONOSUPPORT) << v;
     EXPECT_NE(why.find("version"), std::string::npos) << why;
   }
-  // A version-3 message may lay out the rest differently: still only
+  // A version-4 message may lay out the rest differently: still only
   // -EPROTONOSUPPORT, whatever follows.
   b = good;
-  put16(&b, 4, 3);
+  put16(&b, 4, 4);
   put32(&b, 12, 7);
   b.push_back(0);
   EXPECT_EQ(dec(b), -EPROTONOSUPPORT);
@@ -329,6 +334,12 @@ TEST(Wire, BadStringsAndRangesAreRejected) {
     EXPECT_NE(why.find("REGISTER.rank"), std::string::npos) << why;
   }
   EXPECT_EQ(dec(field32({Register{1, 1, "", -1}}, 14, 0xffffffffu)), 0);
+  // world: -1 (not said) or 1 .. INT32_MAX; after the rank.
+  for (uint32_t w : {0u, 0xfffffffeu, 0x80000000u}) {
+    EXPECT_EQ(dec(field32({Register{1, 1, "", -1}}, 18, w), &why), -EBADMSG);
+    EXPECT_NE(why.find("REGISTER.world"), std::string::npos) << why;
+  }
+  EXPECT_EQ(dec(field32({Register{1, 1, "", -1}}, 18, 4)), 0);
   for (uint32_t c : {0u, 1u, static_cast<uint32_t>(-kMaxErrno - 1), 0x80000000u})
     EXPECT_EQ(dec(field32({Error{-1, ""}}, 0, c)), -EBADMSG) << c;
   for (uint32_t s : {1u, static_cast<uint32_t>(-kMaxErrno - 1)})

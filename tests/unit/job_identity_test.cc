@@ -57,5 +57,13 @@ TEST(JobIdentity, TheRankIsRankElseLocalRank) {
   EXPECT_EQ(from({{"RANK", "bad"}, {"LOCAL_RANK", "2"}}).rank, 2);
 }
 
+TEST(JobIdentity, TheWorldIsWorldSize) {
+  EXPECT_EQ(from({}).world, -1);
+  EXPECT_EQ(from({{"WORLD_SIZE", "4"}, {"LOCAL_WORLD_SIZE", "2"}}).world, 4);
+  EXPECT_EQ(from({{"WORLD_SIZE", "2147483647"}}).world, 2147483647);
+  for (const char* bad : {"", "0", "-1", "x", "4x", "2147483648"})
+    EXPECT_EQ(from({{"WORLD_SIZE", bad}}).world, -1) << bad;
+}
+
 }  // namespace
 }  // namespace mtier
