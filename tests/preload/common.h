@@ -329,6 +329,24 @@ inline void churn(const char* why) {
     ok("churned %zu MiB (%s)", n / MiB, why);
 }
 
+// churn() three times over: every page not held in DRAM leaves it.
+inline void churn_thrice(const char* why) {
+  for (int i = 0; i < 3; i++) churn(why);
+}
+
+// Pages of [p, p+len) (page-aligned) in memory, by mincore: a page mtier
+// evicted is not (its memory is punched), one it held is.
+inline size_t pages_in_memory(const char* p, size_t len) {
+  size_t n = 0;
+  unsigned char v[256];
+  for (size_t off = 0; off < len; off += sizeof v * kPage) {
+    size_t chunk = len - off < sizeof v * kPage ? len - off : sizeof v * kPage;
+    CHECK(mincore(const_cast<char*>(p + off), chunk, v) == 0, "mincore: errno %d", errno);
+    for (size_t i = 0; i < (chunk + kPage - 1) / kPage; i++) n += v[i] & 1;
+  }
+  return n;
+}
+
 // After churn(): the table really went to the store (writebacks).
 inline void expect_evicted(int id, const char* what) {
   struct mtier_table_stats st;

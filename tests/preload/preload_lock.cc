@@ -26,14 +26,6 @@ namespace {
 using pt::MiB;
 using pt::kPage;
 
-size_t in_memory(const char* p, size_t len) {
-  std::vector<unsigned char> v(len / kPage);
-  CHECK(mincore(const_cast<char*>(p), len, v.data()) == 0, "mincore: errno %d", errno);
-  size_t n = 0;
-  for (unsigned char c : v) n += c & 1;
-  return n;
-}
-
 // VmLck / VmRSS of this process in bytes.
 uint64_t status_bytes(const char* field) {
   FILE* f = fopen("/proc/self/status", "r");
@@ -47,10 +39,6 @@ uint64_t status_bytes(const char* field) {
   return kb * 1024;
 }
 
-void churn_pages(const char* why) {
-  for (int i = 0; i < 3; i++) pt::churn(why);
-}
-
 void test_mlock() {
   const size_t len = 32 * MiB, part = 8 * MiB;
   char* t = static_cast<char*>(malloc(len));
@@ -60,12 +48,12 @@ void test_mlock() {
   // A page-aligned part (malloc's pointer need not be).
   char* lk = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(t) + 4 * MiB) & ~(kPage - 1));
   CHECK(mlock(lk, part) == 0, "mlock(8M of a table): errno %d (%s)", errno, strerror(errno));
-  CHECK(in_memory(lk, part) == part / kPage, "just after mlock: %zu of %zu pages in memory",
-        in_memory(lk, part), part / kPage);
-  churn_pages("while 8M of a table is locked");
-  CHECK(in_memory(lk, part) == part / kPage,
+  CHECK(pt::pages_in_memory(lk, part) == part / kPage, "just after mlock: %zu of %zu pages in memory",
+        pt::pages_in_memory(lk, part), part / kPage);
+  pt::churn_thrice("while 8M of a table is locked");
+  CHECK(pt::pages_in_memory(lk, part) == part / kPage,
         "after 3 budgets' worth of other pages: %zu of %zu locked pages in memory",
-        in_memory(lk, part), part / kPage);
+        pt::pages_in_memory(lk, part), part / kPage);
   EXPECT_DATA(t, len, 3, "the table with a locked part, after the churn");
   pt::ok("an mlock()ed part of a table stayed in memory through the churn");
   if (pt::managing()) {
@@ -76,9 +64,9 @@ void test_mlock() {
     pt::ok("a lock past 3/4 of the budget fails with EAGAIN");
   }
   CHECK(munlock(lk, part) == 0, "munlock: errno %d", errno);
-  churn_pages("after munlock");
+  pt::churn_thrice("after munlock");
   if (pt::managing())
-    CHECK(in_memory(lk, part) < part / kPage, "after munlock and the churn: all %zu pages still "
+    CHECK(pt::pages_in_memory(lk, part) < part / kPage, "after munlock and the churn: all %zu pages still "
           "in memory", part / kPage);
   EXPECT_DATA(t, len, 3, "the table after munlock and the churn");
   free(t);
@@ -102,7 +90,7 @@ void test_all(bool before) {
   CHECK(b, "malloc(24M) after mlockall: NULL");
   EXPECT_MANAGED(b, 24 * MiB, "malloc(24M) after mlockall");
   pt::fill(b, 24 * MiB, 6);
-  churn_pages("after mlockall");
+  pt::churn_thrice("after mlockall");
   EXPECT_DATA(a, 24 * MiB, 5, "a table from before mlockall");
   EXPECT_DATA(b, 24 * MiB, 6, "a table from after mlockall");
   struct mtier_stats st;

@@ -33,18 +33,6 @@ namespace {
 using pt::MiB;
 using pt::kPage;
 
-size_t in_memory(const char* p, size_t len) {
-  std::vector<unsigned char> v(len / kPage);
-  CHECK(mincore(const_cast<char*>(p), len, v.data()) == 0, "mincore: errno %d", errno);
-  size_t n = 0;
-  for (unsigned char c : v) n += c & 1;
-  return n;
-}
-
-void churn_pages(const char* why) {
-  for (int i = 0; i < 3; i++) pt::churn(why);
-}
-
 char* page_aligned_part(char* t, size_t off) {
   return reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(t) + off) & ~(kPage - 1));
 }
@@ -82,9 +70,9 @@ void test_uring() {
   iovec iov{buf, part};
   int rc = io_uring_register_buffers(&ring, &iov, 1);
   CHECK(rc == 0, "io_uring_register_buffers(4M of a table): %d (%s)", rc, strerror(-rc));
-  churn_pages("while 4M of a table is a fixed buffer");
-  CHECK(in_memory(buf, part) == part / kPage,
-        "fixed buffer after the churn: %zu of %zu pages in memory", in_memory(buf, part),
+  pt::churn_thrice("while 4M of a table is a fixed buffer");
+  CHECK(pt::pages_in_memory(buf, part) == part / kPage,
+        "fixed buffer after the churn: %zu of %zu pages in memory", pt::pages_in_memory(buf, part),
         part / kPage);
   pt::ok("the registered part stayed in memory through the churn");
 
@@ -98,9 +86,9 @@ void test_uring() {
   // The device writes (READ_FIXED), the CPU reads, after another churn.
   pt::fill(file.data(), part, 9);
   CHECK(pwrite(fd, file.data(), part, 0) == static_cast<ssize_t>(part), "pwrite: errno %d", errno);
-  churn_pages("before READ_FIXED");
+  pt::churn_thrice("before READ_FIXED");
   fixed_io(&ring, false, fd, buf, part);
-  churn_pages("after READ_FIXED");
+  pt::churn_thrice("after READ_FIXED");
   EXPECT_DATA(buf, part, 9, "the fixed buffer as the CPU reads what READ_FIXED put in it");
 
   if (pt::managing()) {
@@ -116,9 +104,9 @@ void test_uring() {
   }
 
   CHECK(io_uring_unregister_buffers(&ring) == 0, "io_uring_unregister_buffers");
-  churn_pages("after unregistering");
+  pt::churn_thrice("after unregistering");
   if (pt::managing())
-    CHECK(in_memory(buf, part) < part / kPage,
+    CHECK(pt::pages_in_memory(buf, part) < part / kPage,
           "after unregistering and the churn: all %zu pages still in memory", part / kPage);
   EXPECT_DATA(buf, part, 9, "the part once unregistered, after the churn");
   EXPECT_DATA_RANGE(t, 0, buf_off, 3, "the table before the part");
@@ -151,24 +139,24 @@ void test_verbs() {
   CHECK(mr, "ibv_reg_mr: NULL (errno %d)", errno);
   void* mr2 = reg2(nullptr, b, part, reinterpret_cast<uintptr_t>(b), 0);
   CHECK(mr2, "ibv_reg_mr_iova2: NULL (errno %d)", errno);
-  churn_pages("while two RDMA regions are registered");
-  CHECK(in_memory(a, part) == part / kPage && in_memory(b, part) == part / kPage,
+  pt::churn_thrice("while two RDMA regions are registered");
+  CHECK(pt::pages_in_memory(a, part) == part / kPage && pt::pages_in_memory(b, part) == part / kPage,
         "registered regions after the churn: %zu and %zu of %zu pages in memory",
-        in_memory(a, part), in_memory(b, part), part / kPage);
+        pt::pages_in_memory(a, part), pt::pages_in_memory(b, part), part / kPage);
   pt::ok("both registered regions stayed in memory through the churn");
   // The second region moves to a page range right after the first.
   char* c = a + part;
   CHECK(rereg(mr2, 1, nullptr, c, part, 0) == 0, "ibv_rereg_mr");
-  churn_pages("after moving the second region");
-  CHECK(in_memory(c, part) == part / kPage, "the moved region: %zu of %zu pages in memory",
-        in_memory(c, part), part / kPage);
+  pt::churn_thrice("after moving the second region");
+  CHECK(pt::pages_in_memory(c, part) == part / kPage, "the moved region: %zu of %zu pages in memory",
+        pt::pages_in_memory(c, part), part / kPage);
   if (pt::managing())
-    CHECK(in_memory(b, part) < part / kPage, "the region's old range: all %zu pages still in memory",
+    CHECK(pt::pages_in_memory(b, part) < part / kPage, "the region's old range: all %zu pages still in memory",
           part / kPage);
   CHECK(dereg(mr) == 0 && dereg(mr2) == 0, "ibv_dereg_mr");
-  churn_pages("after deregistering");
+  pt::churn_thrice("after deregistering");
   if (pt::managing())
-    CHECK(in_memory(a, 2 * part) < 2 * part / kPage,
+    CHECK(pt::pages_in_memory(a, 2 * part) < 2 * part / kPage,
           "after deregistering and the churn: all %zu pages still in memory", 2 * part / kPage);
   EXPECT_DATA(t, len, 4, "the table after the regions went");
   free(t);

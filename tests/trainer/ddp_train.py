@@ -76,6 +76,64 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from workload import Table, Workload, parse_size  # noqa: E402
 
 
+def survivor_exit(rank, out, err, step, emb, guard, done):
+    """After a collective failed at `step` (a peer is gone): reads every
+    table of emb back, compares it with `guard` (their sha256 after step
+    `done`), says so and exits 0 if intact, 1 if not."""
+    log(rank, f"collective failed at step {step}: {str(err).splitlines()[0][:200]}")
+    res = region_residency()
+    where = ("no mtier region" if res is None else
+             f"{res[0] / 2**20:.1f} MiB of the {res[1] / 2**20:.1f} MiB region in DRAM "
+             f"before the check")
+    t_check = time.monotonic()
+    now = tables_sha256(emb)
+    verdict = "OK" if now == guard else "FAIL"
+    log(rank, f"survivor check {verdict}: tables sha256 {now[:16]}... against "
+        f"{guard[:16]}... taken after step {done} ({where}; read back in "
+        f"{time.monotonic() - t_check:.2f} s)")
+    out.write(f"survivor {verdict} step {done}\n")
+    out.close()
+    sys.stderr.flush()
+    os._exit(0 if verdict == "OK" else 1)
+
+
+def log_trained(rank, steps, train_s):
+    res = region_residency()
+    log(rank, f"trained {steps} steps in {train_s:.2f} s"
+        + ("" if res is None else
+           f"; region {res[0] / 2**20:.1f} of {res[1] / 2**20:.1f} MiB in DRAM at the end"))
+
+
+def embedding_bag(torch, t, g):
+    """Table t as an EmbeddingBag (sum pooling, sparse gradients), its
+    weights uniform in +-sqrt(1/rows) drawn from generator g."""
+    wt = torch.empty(t.rows, t.dim, dtype=torch.float32)
+    bound = float(np.sqrt(1.0 / t.rows))
+    wt.uniform_(-bound, bound, generator=g)
+    return torch.nn.EmbeddingBag(t.rows, t.dim, mode="sum", sparse=True, _weight=wt)
+
+
+def dense_model(torch, tables, dim):
+    """The dense layers: a bottom MLP over the 13 dense features, one
+    projection per table to `dim`, and a top MLP over their concatenation."""
+
+    class Dense(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.bot = torch.nn.Sequential(torch.nn.Linear(13, 64), torch.nn.ReLU(),
+                                           torch.nn.Linear(64, dim), torch.nn.ReLU())
+            self.proj = torch.nn.ModuleList(torch.nn.Linear(t.dim, dim, bias=False)
+                                            for t in tables)
+            self.top = torch.nn.Sequential(torch.nn.Linear(dim * (len(tables) + 1), 64),
+                                           torch.nn.ReLU(), torch.nn.Linear(64, 1))
+
+        def forward(self, dense, pooled):
+            x = [self.bot(dense)] + [p(e) for p, e in zip(self.proj, pooled)]
+            return self.top(torch.cat(x, dim=1))
+
+    return Dense()
+
+
 def parse_tables(spec):
     """'3x98304x64' -> [(count, rows, dim)]; rows and dim take k/m suffixes."""
     out = []
@@ -220,27 +278,10 @@ def run(rank, world, args, init_method):
     g = torch.Generator().manual_seed(args.seed * 7919 + rank)
     emb = torch.nn.ModuleList()
     for t in tables:
-        wt = torch.empty(t.rows, t.dim, dtype=torch.float32)
-        bound = float(np.sqrt(1.0 / t.rows))
-        wt.uniform_(-bound, bound, generator=g)
-        emb.append(torch.nn.EmbeddingBag(t.rows, t.dim, mode="sum", sparse=True, _weight=wt))
-
-    class Dense(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.bot = torch.nn.Sequential(torch.nn.Linear(13, 64), torch.nn.ReLU(),
-                                           torch.nn.Linear(64, dim), torch.nn.ReLU())
-            self.proj = torch.nn.ModuleList(torch.nn.Linear(t.dim, dim, bias=False)
-                                            for t in tables)
-            self.top = torch.nn.Sequential(torch.nn.Linear(dim * (len(tables) + 1), 64),
-                                           torch.nn.ReLU(), torch.nn.Linear(64, 1))
-
-        def forward(self, dense, pooled):
-            x = [self.bot(dense)] + [p(e) for p, e in zip(self.proj, pooled)]
-            return self.top(torch.cat(x, dim=1))
+        emb.append(embedding_bag(torch, t, g))
 
     torch.manual_seed(args.seed)  # the same dense init on every rank (DDP also broadcasts rank 0's)
-    dense = DDP(Dense())
+    dense = DDP(dense_model(torch, tables, dim))
     opt_sparse = torch.optim.SGD(emb.parameters(), lr=args.lr)
     opt_dense = torch.optim.SGD(dense.parameters(), lr=args.lr)
     loss_fn = torch.nn.BCEWithLogitsLoss()
@@ -284,30 +325,13 @@ def run(rank, world, args, init_method):
             raise
         # A collective failed: the peer is gone. Nothing of this step has
         # touched a table yet; read them all back and compare.
-        log(rank, f"collective failed at step {step}: {str(e).splitlines()[0][:200]}")
-        res = region_residency()
-        where = ("no mtier region" if res is None else
-                 f"{res[0] / 2**20:.1f} MiB of the {res[1] / 2**20:.1f} MiB region in DRAM "
-                 f"before the check")
-        t_check = time.monotonic()
-        now = tables_sha256(emb)
-        verdict = "OK" if now == guard else "FAIL"
-        log(rank, f"survivor check {verdict}: tables sha256 {now[:16]}... against "
-            f"{guard[:16]}... taken after step {done} ({where}; read back in "
-            f"{time.monotonic() - t_check:.2f} s)")
-        out.write(f"survivor {verdict} step {done}\n")
-        out.close()
-        sys.stderr.flush()
-        os._exit(0 if verdict == "OK" else 1)
+        survivor_exit(rank, out, e, step, emb, guard, done)
 
     train_s = time.monotonic() - t_train
     out.write(f"tables sha256 {tables_sha256(emb)}\n")
     out.write(f"dense sha256 {module_sha256(dense.module)}\n")
     out.close()
-    res = region_residency()
-    log(rank, f"trained {args.steps} steps in {train_s:.2f} s"
-        + ("" if res is None else
-           f"; region {res[0] / 2**20:.1f} of {res[1] / 2**20:.1f} MiB in DRAM at the end"))
+    log_trained(rank, args.steps, train_s)
     dist.barrier()
     dist.destroy_process_group()
 
@@ -353,29 +377,11 @@ def run_model_parallel(rank, world, args, init_method):
     emb = {}
     for t in mine:  # each table from a seed of its own: the same wherever it lives
         g = torch.Generator().manual_seed(args.seed * 7919 + t)
-        wt = torch.empty(tables[t].rows, tables[t].dim, dtype=torch.float32)
-        bound = float(np.sqrt(1.0 / tables[t].rows))
-        wt.uniform_(-bound, bound, generator=g)
-        emb[t] = torch.nn.EmbeddingBag(tables[t].rows, tables[t].dim, mode="sum", sparse=True,
-                                       _weight=wt)
+        emb[t] = embedding_bag(torch, tables[t], g)
     emb_list = torch.nn.ModuleList(emb[t] for t in mine)
 
-    class Dense(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.bot = torch.nn.Sequential(torch.nn.Linear(13, 64), torch.nn.ReLU(),
-                                           torch.nn.Linear(64, dim), torch.nn.ReLU())
-            self.proj = torch.nn.ModuleList(torch.nn.Linear(t.dim, dim, bias=False)
-                                            for t in tables)
-            self.top = torch.nn.Sequential(torch.nn.Linear(dim * (len(tables) + 1), 64),
-                                           torch.nn.ReLU(), torch.nn.Linear(64, 1))
-
-        def forward(self, dense, pooled):
-            x = [self.bot(dense)] + [p(e) for p, e in zip(self.proj, pooled)]
-            return self.top(torch.cat(x, dim=1))
-
     torch.manual_seed(args.seed)  # the same dense init on every rank
-    dense = Dense()
+    dense = dense_model(torch, tables, dim)
     params = list(dense.parameters())
     opt_sparse = torch.optim.SGD(emb_list.parameters(), lr=args.lr)
     opt_dense = torch.optim.SGD(params, lr=args.lr)
@@ -501,28 +507,13 @@ def run_model_parallel(rank, world, args, init_method):
     except RuntimeError as e:
         if not args.guard or single:
             raise
-        log(rank, f"collective failed at step {step}: {str(e).splitlines()[0][:200]}")
-        res = region_residency()
-        where = ("no mtier region" if res is None else
-                 f"{res[0] / 2**20:.1f} MiB of the {res[1] / 2**20:.1f} MiB region in DRAM "
-                 f"before the check")
-        now = tables_sha256(emb_list)
-        verdict = "OK" if now == guard else "FAIL"
-        log(rank, f"survivor check {verdict}: tables sha256 {now[:16]}... against "
-            f"{guard[:16]}... taken after step {done} ({where})")
-        out.write(f"survivor {verdict} step {done}\n")
-        out.close()
-        sys.stderr.flush()
-        os._exit(0 if verdict == "OK" else 1)
+        survivor_exit(rank, out, e, step, emb_list, guard, done)
     train_s = time.monotonic() - t_train
     for t in mine:
         out.write(f"table {t} sha256 {tables_sha256([emb[t]])}\n")
     out.write(f"dense sha256 {module_sha256(dense)}\n")
     out.close()
-    res = region_residency()
-    log(rank, f"trained {args.steps} steps in {train_s:.2f} s"
-        + ("" if res is None else
-           f"; region {res[0] / 2**20:.1f} of {res[1] / 2**20:.1f} MiB in DRAM at the end"))
+    log_trained(rank, args.steps, train_s)
     if not single:
         dist.barrier()
         dist.destroy_process_group()
