@@ -12,16 +12,18 @@ touch, and a TLB entry covers 512 times as much for random reads. Under
 mtier a table is 4 KiB pages of a shared-memory file, moved a page at a
 time by userfaultfd, and the advice is ignored (mtier(7), Huge pages).
 
-Each run starts two child processes in turn (the order alternates), one
-plain and one under LD_PRELOAD=libmtier.so with a budget of twice the
-array (nothing is ever evicted), each doing:
+Each run starts three child processes in turn (the order alternates): one
+plain, one under LD_PRELOAD=libmtier.so with a budget of twice the array
+(nothing is ever evicted), and one plain with numpy's madvise turned off
+(the kernel's 4 KiB pages: what mtier's pages are), each doing:
 
   first touch   np.empty(SIZE) then a.fill(1.0): every page written once
   random reads  a[idx].sum() over --reads random float64 indices
 
 Printed: each run's times and the process's AnonHugePages (from
 /proc/self/smaps_rollup: whether the plain run had huge pages), then the
-medians and the ratios mtier / plain, against the goal of 1.1.
+medians and the ratios mtier / plain, against the goal of 1.1, and mtier /
+plain with 4 KiB pages.
 """
 
 import argparse
@@ -39,6 +41,8 @@ CHILD = r"""
 import json, sys, time
 import numpy as np
 size, reads = int(sys.argv[1]), int(sys.argv[2])
+if sys.argv[3] == "4k":  # numpy's madvise off: the kernel's 4 KiB pages
+    np.core.multiarray._set_madvise_hugepage(False)
 t0 = time.perf_counter()
 a = np.empty(size // 8, dtype=np.float64)
 a.fill(1.0)
@@ -67,14 +71,15 @@ def find_lib(given):
     sys.exit("bench-hugepage: libmtier.so not found; build first or give --lib")
 
 
-def run_one(lib, size, reads, managed):
+def run_one(lib, size, reads, name):
     env = dict(os.environ)
-    if managed:
+    if name == "mtier":
         env["LD_PRELOAD"] = lib
         env["MTIER_DRAM_BYTES"] = str(2 * size)
     else:
         env.pop("LD_PRELOAD", None)
-    out = subprocess.run([sys.executable, "-c", CHILD, str(size), str(reads)], env=env,
+    out = subprocess.run([sys.executable, "-c", CHILD, str(size), str(reads),
+                          "4k" if name == "plain-4k" else "thp"], env=env,
                          capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -94,21 +99,23 @@ def main():
     print(f"workload: one float64 numpy array of {size >> 20} MiB (MADV_HUGEPAGE by numpy), "
           f"written once, then {args.reads} random reads; mtier's budget {2 * size >> 20} MiB; "
           f"THP: {thp}; {args.runs} runs")
-    res = {"plain": [], "mtier": []}
+    names = ("plain", "mtier", "plain-4k")
+    res = {n: [] for n in names}
     for r in range(args.runs):
-        order = ("plain", "mtier") if r % 2 == 0 else ("mtier", "plain")
+        order = names if r % 2 == 0 else tuple(reversed(names))
         for name in order:
-            x = run_one(lib, size, args.reads, name == "mtier")
+            x = run_one(lib, size, args.reads, name)
             res[name].append(x)
-            print(f"run {r + 1} {name:6s} first touch {x['touch_s']:.3f} s  random reads "
+            print(f"run {r + 1} {name:8s} first touch {x['touch_s']:.3f} s  random reads "
                   f"{x['read_s']:.3f} s  huge pages {x['huge_bytes'] >> 20} MiB", flush=True)
-        if res["plain"][-1]["sum"] != res["mtier"][-1]["sum"]:
+        if len({res[n][-1]["sum"] for n in names}) != 1:
             sys.exit("bench-hugepage: the sums differ")
-    print(f"{'':14s}{'plain':>10s}{'mtier':>10s}{'ratio':>8s}  goal <= {GOAL}")
+    print(f"{'':14s}{'plain':>10s}{'mtier':>10s}{'ratio':>8s}  goal <= {GOAL}"
+          f"{'plain 4K':>12s}{'mtier/4K':>10s}")
     for key, label in (("touch_s", "first touch"), ("read_s", "random reads")):
-        p = statistics.median(x[key] for x in res["plain"])
-        m = statistics.median(x[key] for x in res["mtier"])
-        print(f"{label:14s}{p:9.3f}s{m:9.3f}s{m / p:8.2f}  {'met' if m / p <= GOAL else 'missed'}")
+        p, m, k = (statistics.median(x[key] for x in res[n]) for n in names)
+        print(f"{label:14s}{p:9.3f}s{m:9.3f}s{m / p:8.2f}  {'met' if m / p <= GOAL else 'missed':11s}"
+              f"{k:11.3f}s{m / k:10.2f}")
 
 
 if __name__ == "__main__":
