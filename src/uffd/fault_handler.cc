@@ -541,11 +541,42 @@ void FaultHandler::add_followers(Table* t, uint64_t page, bool from_store, bool 
   uint32_t want = t->streams.on_miss(page, base, core_.opts.stream_pages);
   Residency& r = core_.residency;
   uint64_t limit = want > base || from_store ? r.budget_pages() : r.low_pages();
+  size_t first = pending_.size();
   uint64_t span = want ? claim_following(t, page, want, limit, from_store, write) : 0;
+  // A walk's pages (the faulting one, claimed last before this call, and
+  // those brought with it) enter without heat: a front-to-back read of
+  // every table (a checkpoint's save) then evicts its own pages first
+  // instead of the hot rows (placement.h, Evictor::evict_pass).
+  if (core_.opts.scan_resistant && t->streams.walking()) {
+    if (first > 0 && pending_[first - 1].table == t && pending_[first - 1].page == page)
+      pending_[first - 1].scan = true;
+    for (size_t i = first; i < pending_.size(); i++) pending_[i].scan = true;
+    read_behind(t, t->streams.last_fault(), page);
+  }
   // The walk's next fault is on the first page after the window not in DRAM
   // (no scan where walks are off: stream_pages 0).
   span += in_dram_from(t, page + 1 + span, core_.opts.stream_pages);
   t->streams.brought(page, span);
+}
+
+// The pages [from, to) of a walk were read by the program since the walk's
+// last fault: those it placed (referenced, no heat: place_claimed's
+// `scan`) lose the referenced bit, which makes them the evictor's first
+// victims (Evictor::evict_pass). Pages with heat (the hot rows the walk
+// passed over, or a walked page faulted in again on its own) keep theirs.
+// The pages ahead of the walk keep their bits until it passes them: a
+// window is not evicted before it is read. No lock: the bits beside the
+// state change by atomic RMW.
+void FaultHandler::read_behind(Table* t, uint64_t from, uint64_t to) {
+  if (from >= to || to > t->pages) return;
+  if (to - from > 2ull * core_.opts.stream_pages + 2) from = to - 2ull * core_.opts.stream_pages - 2;
+  for (uint64_t p = from; p < to; p++) {
+    PageWordAtomic& w = core_.word(t, p);
+    uint64_t v = w.load(std::memory_order_acquire);
+    while (PageWord::referenced(v) && PageWord::heat(v) == 0 && in_dram(v) &&
+           !w.compare_exchange_weak(v, v & ~PageWord::kReferenced, std::memory_order_acq_rel)) {
+    }
+  }
 }
 
 // Places the claimed pages: first touches at once, the rest read from
@@ -588,7 +619,8 @@ void FaultHandler::place(Placement& p) {
   auto& c = t->counters;
   bool write = fetched ? fetch_writable(core_, t, p.write) : p.write;
   int rc = place_claimed(core_, t, p.page, p.source, write,
-                         fetched ? (p.prefetch ? c.prefetches : c.fetches) : c.zero_fills);
+                         fetched ? (p.prefetch ? c.prefetches : c.fetches) : c.zero_fills, true,
+                         p.scan);
   if (rc < 0 && rc != -EAGAIN) fail(t, p.page, p.tid, rc, "place (UFFDIO_COPY)");
 }
 

@@ -32,7 +32,7 @@ void unclaim(Core& core, Table* t, uint64_t page) {
 }
 
 int place_claimed(Core& core, Table* t, uint64_t page, const void* source, bool write,
-                  std::atomic<uint64_t>& placed, bool demand) {
+                  std::atomic<uint64_t>& placed, bool demand, bool scan) {
   PageWordAtomic& word = core.word(t, page);
   char* addr = t->page_addr(page);
   // The counters first, then the copy, which wakes whoever waits on the
@@ -68,7 +68,12 @@ int place_claimed(Core& core, Table* t, uint64_t page, const void* source, bool 
   }
   if (rc < 0) return rc;
   transition(word, write ? PageEvent::kPlacedDirty : PageEvent::kPlacedClean, t->id, page);
-  mark_access(word);
+  if (!scan) {
+    mark_access(word);
+  } else {  // referenced, no heat: the evictor's scan hand (heat/clock.h)
+    word.fetch_or(PageWord::kReferenced, std::memory_order_acq_rel);
+    core.scan_placed.fetch_add(1, std::memory_order_relaxed);
+  }
   // Without `demand` this is the prefetcher's placement: a waiter means the
   // access reached the page while its read was in flight (a late prefetch).
   if (waited && !demand) core.counters.prefetch_late.fetch_add(1, std::memory_order_relaxed);

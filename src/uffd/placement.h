@@ -49,8 +49,12 @@ inline bool fetch_writable(Core& core, Table* t, bool write) {
 // Caller holds the registry shared and the page's stripe lock.
 // `demand`: false for the prefetcher's placements, where a waiter the
 // fault handler marked (PageWord::kWaiter) counts as a late prefetch.
+// `scan`: a page of a front-to-back walk (the fault handler's), placed
+// referenced but without heat: once the walk is past it (its bit cleared,
+// FaultHandler::read_behind) the evictor's scan hand takes it before any
+// page that was faulted in on its own (heat/clock.h, set_unmarked_only).
 int place_claimed(Core& core, Table* t, uint64_t page, const void* source, bool write,
-                  std::atomic<uint64_t>& placed, bool demand = true);
+                  std::atomic<uint64_t>& placed, bool demand = true, bool scan = false);
 inline constexpr int kCopyRetries = 16;
 
 }  // namespace mtier
