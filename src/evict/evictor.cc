@@ -128,7 +128,9 @@ uint64_t Evictor::evict_pass(bool slow_tier) {
   bool scans = core_.opts.scan_resistant && placed != scan_placed_seen_ && !slow_tier;
   while (scans && freed < target && scan_visited <= total && !stopping_.load() && !freeing_seen_) {
     victims.clear();
-    uint64_t v = scan_hand_.sweep(total ? total : 1, &victims, core_.opts.evict_batch, 0, false);
+    // The daemon's keep hints hold here as in the CLOCK's first rotation.
+    uint64_t v = scan_hand_.sweep(total ? total : 1, &victims, core_.opts.evict_batch, 0,
+                                  core_.hints_active.load(std::memory_order_acquire));
     scan_visited += v ? v : total + 1;
     if (victims.empty()) {
       scan_placed_seen_ = placed;
