@@ -547,7 +547,12 @@ void FaultHandler::add_followers(Table* t, uint64_t page, bool from_store, bool 
   // those brought with it) enter without heat: a front-to-back read of
   // every table (a checkpoint's save) then evicts its own pages first
   // instead of the hot rows (placement.h, Evictor::evict_pass).
-  if (core_.opts.scan_resistant && t->streams.walking()) {
+  // Only where eviction may come (the tables do not fit the budget, or a
+  // slow tier takes DRAM's victims): where they fit, a walked page zapped
+  // behind the walk would cost a MINOR fault at its next use for nothing.
+  bool evictions = core_.has_slow_tier() ||
+                   core_.tables.table_pages() > core_.residency.budget_pages();
+  if (core_.opts.scan_resistant && evictions && t->streams.walking()) {
     if (first > 0 && pending_[first - 1].table == t && pending_[first - 1].page == page)
       pending_[first - 1].scan = true;
     for (size_t i = first; i < pending_.size(); i++) pending_[i].scan = true;
@@ -561,20 +566,31 @@ void FaultHandler::add_followers(Table* t, uint64_t page, bool from_store, bool 
 
 // The pages [from, to) of a walk were read by the program since the walk's
 // last fault: those it placed (referenced, no heat: place_claimed's
-// `scan`) lose the referenced bit, which makes them the evictor's first
-// victims (Evictor::evict_pass). Pages with heat (the hot rows the walk
-// passed over, or a walked page faulted in again on its own) keep theirs.
-// The pages ahead of the walk keep their bits until it passes them: a
-// window is not evicted before it is read. No lock: the bits beside the
-// state change by atomic RMW.
+// `scan`) lose the referenced bit and their page-table entries, which
+// makes them the evictor's first victims (Evictor::evict_pass) and makes
+// a later use of one a MINOR fault that marks it (promoted: heat, bit) as
+// the sampler's zaps do - an unreferenced page keeps no entry (heat/clock.h).
+// Pages with heat (the hot rows the walk passed over, or a walked page
+// faulted in again on its own) keep theirs. The pages ahead of the walk
+// keep their bits until it passes them: a window is not evicted before it
+// is read. No lock: the bits beside the state change by atomic RMW, and a
+// zap that races a state change costs a MINOR fault at most.
 void FaultHandler::read_behind(Table* t, uint64_t from, uint64_t to) {
   if (from >= to || to > t->pages) return;
   if (to - from > 2ull * core_.opts.stream_pages + 2) from = to - 2ull * core_.opts.stream_pages - 2;
-  for (uint64_t p = from; p < to; p++) {
-    PageWordAtomic& w = core_.word(t, p);
-    uint64_t v = w.load(std::memory_order_acquire);
-    while (PageWord::referenced(v) && PageWord::heat(v) == 0 && in_dram(v) &&
-           !w.compare_exchange_weak(v, v & ~PageWord::kReferenced, std::memory_order_acq_rel)) {
+  uint64_t run = to;  // first page of the run of cleared pages, `to` when none
+  for (uint64_t p = from; p <= to; p++) {
+    bool cleared = false;
+    if (p < to) {
+      PageWordAtomic& w = core_.word(t, p);
+      uint64_t v = w.load(std::memory_order_acquire);
+      while (PageWord::referenced(v) && PageWord::heat(v) == 0 && in_dram(v) && !cleared)
+        cleared = w.compare_exchange_weak(v, v & ~PageWord::kReferenced, std::memory_order_acq_rel);
+    }
+    if (cleared && run == to) run = p;
+    if (!cleared && run != to) {
+      (void)sys::zap(t->page_addr(run), (p - run) * kPageSize);
+      run = to;
     }
   }
 }
