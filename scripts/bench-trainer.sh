@@ -82,6 +82,15 @@ options:
                       fresh subdirectory per run, removed afterwards) and
                       the swap runs' swap file (one per run, removed)
   --python PATH       the Python with torch (default /usr/bin/python3)
+  --checkpoint        every run saves a checkpoint (torch.save of the state
+                      dict to a file in --store's directory, fsync'd) half-way
+                      through its steps, trains 10 more steps, loads it back
+                      (torch.load + load_state_dict) and replays the saved
+                      step's first 3 steps, whose losses must be the same;
+                      a second table gives the save and load seconds, their
+                      speed over all-DRAM's and swap's, and steps/s in the 10
+                      steps after the save (and after the load) over the 10
+                      before it. With --steps below 40 it takes 40
   --keep DIR          keep every run's stdout and stderr in DIR
   -h, --help          this text
 Anything after -- goes to the trainer unchanged. MTIER_* variables already in
@@ -105,6 +114,7 @@ SWAP_SLACK=
 STORE=/var/tmp
 MIN_BYTES=
 KEEP=
+CHECKPOINT=
 TARGS=()
 EXTRA=()
 while [ $# -gt 0 ]; do
@@ -123,6 +133,7 @@ while [ $# -gt 0 ]; do
     --python) PYTHON=$2; shift 2 ;;
     --workers) WORKERS=$2; shift 2 ;;
     --keep) KEEP=$2; shift 2 ;;
+    --checkpoint) CHECKPOINT=1; shift ;;
     --tables|--table-bytes|--batch|--pooling|--zipf|--seed|--threads)
       TARGS+=("$1" "$2"); shift 2 ;;
     --) shift; EXTRA=("$@"); break ;;
@@ -162,7 +173,12 @@ case $WORKERS in
 esac
 LOADER=()
 [ "$WORKERS" -gt 0 ] && LOADER=(--loader --workers "$WORKERS")
-ARGS=(--preset "$PRESET" --steps "$STEPS" "${LOADER[@]}" "${TARGS[@]}" "${EXTRA[@]}")
+CKPT=()
+if [ -n "$CHECKPOINT" ]; then
+  [ "$STEPS" -ge 40 ] || STEPS=40
+  CKPT=(--checkpoint "$STORE")
+fi
+ARGS=(--preset "$PRESET" --steps "$STEPS" "${LOADER[@]}" "${CKPT[@]}" "${TARGS[@]}" "${EXTRA[@]}")
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/bench-trainer.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 
@@ -416,6 +432,41 @@ for i in "${!names[@]}"; do
       printf "goal: %s step time at most 1.5x the device-bound time: %.2fx (%.1f ms a step, device-bound %.1f ms) -> %s\n", l, r, 1000 / s, d, (r <= 1.5 ? "PASS" : "MISS") }'
   fi
 done
+if [ -n "$CHECKPOINT" ]; then
+  # the checkpoint's figures of run r of configuration $1 ("# checkpoint" line)
+  cvals() { for r in $(seq 1 "$REPEATS"); do awk -v k="$2" '$2 == "checkpoint" { for (i = 3; i < NF; i++) if ($i == k) print $(i + 1) }' "$WORK/$1.$r.err"; done; }
+  cmed() { cvals "$1" "$2" | median; }
+  # median over the runs of the ratio of two figures of each run
+  cratio() { paste <(cvals "$1" "$2") <(cvals "$1" "$3") | awk '$2 > 0 { print $1 / $2 }' | median; }
+  echo
+  echo "checkpoint (medians of $REPEATS runs): torch.save of the state dict ($(mib "$(cmed base bytes)")) to a file in $STORE"
+  echo "(fsync'd) before step $(( STEPS / 2 )), torch.load + load_state_dict 10 steps later:"
+  printf '  %-30s %7s %7s %7s %7s %7s %7s %8s %8s %8s  %s\n' configuration save_s vs-dram vs-swap load_s \
+    vs-dram vs-swap after/bef load/bef min-aft replay
+  base_save=$(cmed base save_s) base_load=$(cmed base load_s)
+  for i in "${!names[@]}"; do
+    n=${names[$i]}
+    complete "$i" || continue
+    save=$(cmed "$n" save_s) load=$(cmed "$n" load_s)
+    sv_swap=- ld_swap=-
+    if [ "${kinds[$i]}" = mtier ] && [ "${pcts[$i]}" -lt 100 ] && [ -z "$swap_skip" ] && [ -z "${failed[s${pcts[$i]}]:-}" ]; then
+      sv_swap=$(ratio "$(cmed "s${pcts[$i]}" save_s)" "$save")
+      ld_swap=$(ratio "$(cmed "s${pcts[$i]}" load_s)" "$load")
+    fi
+    minaft=$(paste <(cvals "$n" after_save_sps) <(cvals "$n" before_sps) | awk '$2 > 0 { print $1 / $2 }' | sort -g | head -n 1)
+    same=identical
+    for r in $(seq 1 "$REPEATS"); do grep -q '^# checkpoint .* replay identical' "$WORK/$n.$r.err" || same=DIFFERENT; done
+    printf '  %-30s %7.2f %7s %7s %7.2f %7s %7s %8.3f %8.3f %8.3f  %s\n' "${labels[$i]}" "$save" \
+      "$(ratio "$base_save" "$save")" "$sv_swap" "$load" "$(ratio "$base_load" "$load")" "$ld_swap" \
+      "$(cratio "$n" after_save_sps before_sps)" "$(cratio "$n" after_load_sps before_sps)" \
+      "${minaft:-nan}" "$same"
+  done
+  echo "  vs-dram, vs-swap: all-DRAM's (swap's) seconds over this one's (speed ratio); after/bef:"
+  echo "  steps/s in the 10 steps after the save over the 10 before it (median of the runs' ratios;"
+  echo "  min-aft: the lowest run's); load/bef: the 10 steps after the load (3 replayed) over the 10"
+  echo "  before the save; replay: the 3 replayed steps' losses equal those after the save in every run"
+  echo "  (and 'same losses+weights' above compares every loss with all-DRAM's)"
+fi
 if [ -n "$KEEP" ]; then
   mkdir -p "$KEEP" && cp "$WORK"/*.out "$WORK"/*.err "$KEEP"/ && echo "runs kept in $KEEP"
 fi

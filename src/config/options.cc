@@ -107,6 +107,10 @@ constexpr Def kDefs[] = {
     {{"evict_lfu", T::kBool, "false", 0, 1, false,
       "eviction by decayed access frequency (GCLOCK: heat halved per rotation) instead of CLOCK"},
      &Options::evict_lfu},
+    {{"scan_resistant", T::kBool, "true", 0, 1, false,
+      "pages a front-to-back walk brings in are evicted before pages faulted in one by one: a "
+      "scan's pages go out before the hot ones"},
+     &Options::scan_resistant},
     {{"predict_writes", T::kBool, "true", 0, 1, false,
       "map a page fetched for a read writable while its table's pages mostly get written "
       "(saves the write fault; a wrong guess costs one write-back)"},

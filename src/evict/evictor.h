@@ -98,6 +98,9 @@ class Evictor {
 
   Core& core_;
   ClockHand hand_;
+  // Takes the unmarked pages first (scan_resistant; evict_pass).
+  ClockHand scan_hand_;
+  uint64_t scan_placed_seen_ = 0;  // Core::scan_placed when scan_hand_ last found none
   Sampler sampler_;
   std::vector<std::unique_ptr<StoreChannel>> channels_;
   std::thread thread_;

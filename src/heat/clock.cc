@@ -90,6 +90,11 @@ uint64_t ClockHand::sweep(uint64_t budget, std::vector<PageRef>* cold, size_t ma
         span_end_ = nullptr;
         continue;
       }
+      if (unmarked_only_) {  // no zaps: each page's mapping stays as it is
+        span_end_ = nullptr;
+        if (cold && !PageWord::referenced(v) && PageWord::heat(v) == 0) cold->push_back({t, page});
+        continue;
+      }
       // A referenced page that was accessed again since it was placed or
       // last zapped (heat >= kHotHeat) keeps its mapping and its bit this
       // rotation, its heat halved: a hot row is zapped every other rotation

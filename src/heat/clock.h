@@ -24,6 +24,14 @@ class ClockHand {
   // times survives k more rotations untouched); only pages whose heat is
   // spent are cold.
   void set_by_frequency(bool on) { by_frequency_ = on; }
+  // Only the pages with neither heat nor referenced bit are cold
+  // (scan_resistant's walked pages once the walk is past them: placed
+  // referenced with heat 0, the bit cleared behind the walk, see
+  // FaultHandler::read_behind; or pages whose heat was spent); every other
+  // page is passed over untouched (no bit cleared, no zap, no decay). The
+  // evictor's first hand: a scan's pages go before any hot page spends its
+  // second chance.
+  void set_unmarked_only(bool on) { unmarked_only_ = on; }
   // Visits up to `budget` resident pages from the hand: referenced ones are
   // cleared and zapped, unreferenced ones appended to `cold` (at most
   // `max_cold`; nullptr to only sample). Returns the pages visited.
@@ -52,6 +60,7 @@ class ClockHand {
   Core& core_;
   bool decay_;
   bool by_frequency_ = false;
+  bool unmarked_only_ = false;
   uint64_t hand_ = 0;  // region page index of the next page to visit
   uint64_t rotations_ = 0;
   char* zap_start_ = nullptr;

@@ -142,6 +142,10 @@ struct Core {
   // while hints_active (a daemon is registered and alive).
   const uint8_t* hints = nullptr;
   std::atomic<bool> hints_active{false};
+  // Pages placed for front-to-back walks so far (scan_resistant: placed
+  // without heat): while it grows, the evictor looks for such pages
+  // before the CLOCK's second chances (Evictor::evict_pass).
+  std::atomic<uint64_t> scan_placed{0};
 
   bool has_slow_tier() const { return slow.budget_pages() > 0; }
   // The memory tier's residency a page (word) counts against.

@@ -40,7 +40,7 @@ class SequentialStreams {
     Walk* w = find(page);
     if (!w || most == 0) {
       current_ = replace();
-      *current_ = {page + 1, base, 0, clock_};
+      *current_ = {page + 1, base, 0, page, clock_};
       return base;
     }
     current_ = w;
@@ -50,11 +50,24 @@ class SequentialStreams {
     return w->window;
   }
 
+  // Whether the fault on_miss was just asked about continues a walk (the
+  // walk's second fault or a later one): its page and the window brought
+  // with it are a front-to-back scan's, which the fault handler places
+  // without heat (placement.h: the evictor's first victims).
+  bool walking() const { return current_ && current_->hits > 0; }
+  // For a fault that continues a walk: the page of the walk's previous
+  // fault. The program has read from it up to this fault's page: the
+  // pages in between are behind the walk now.
+  uint64_t last_fault() const { return current_ ? current_->last_fault : UINT64_MAX; }
+
   // The fault on_miss was just asked about is followed by `followers`
   // pages that need no fault (brought with it, or already in DRAM): the
   // walk expects the page after them next.
   void brought(uint64_t page, uint64_t followers) {
-    if (current_) current_->next = page + 1 + followers;
+    if (current_) {
+      current_->next = page + 1 + followers;
+      current_->last_fault = page;
+    }
   }
 
  private:
@@ -62,6 +75,7 @@ class SequentialStreams {
     uint64_t next = UINT64_MAX;  // the page a continuing fault is on
     uint32_t window = 0;
     uint32_t hits = 0;           // consecutive continuing faults
+    uint64_t last_fault = UINT64_MAX;  // the page of its last fault (brought())
     uint64_t last_use = 0;
   };
 

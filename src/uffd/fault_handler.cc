@@ -542,11 +542,58 @@ void FaultHandler::add_followers(Table* t, uint64_t page, bool from_store, bool 
   uint32_t want = t->streams.on_miss(page, base, core_.opts.stream_pages);
   Residency& r = core_.residency;
   uint64_t limit = want > base || from_store ? r.budget_pages() : r.low_pages();
+  size_t first = pending_.size();
   uint64_t span = want ? claim_following(t, page, want, limit, from_store, write) : 0;
+  // A walk's pages (the faulting one, claimed last before this call, and
+  // those brought with it) enter without heat: a front-to-back read of
+  // every table (a checkpoint's save) then evicts its own pages first
+  // instead of the hot rows (placement.h, Evictor::evict_pass).
+  // Only where eviction may come (the tables do not fit the budget, or a
+  // slow tier takes DRAM's victims): where they fit, a walked page zapped
+  // behind the walk would cost a MINOR fault at its next use for nothing.
+  bool evictions = core_.has_slow_tier() ||
+                   core_.tables.table_pages() > core_.residency.budget_pages();
+  if (core_.opts.scan_resistant && evictions && t->streams.walking()) {
+    if (first > 0 && pending_[first - 1].table == t && pending_[first - 1].page == page)
+      pending_[first - 1].scan = true;
+    for (size_t i = first; i < pending_.size(); i++) pending_[i].scan = true;
+    read_behind(t, t->streams.last_fault(), page);
+  }
   // The walk's next fault is on the first page after the window not in DRAM
   // (no scan where walks are off: stream_pages 0).
   span += in_dram_from(t, page + 1 + span, core_.opts.stream_pages);
   t->streams.brought(page, span);
+}
+
+// The pages [from, to) of a walk were read by the program since the walk's
+// last fault: those it placed (referenced, no heat: place_claimed's
+// `scan`) lose the referenced bit and their page-table entries, which
+// makes them the evictor's first victims (Evictor::evict_pass) and makes
+// a later use of one a MINOR fault that marks it (promoted: heat, bit) as
+// the sampler's zaps do - an unreferenced page keeps no entry (heat/clock.h).
+// Pages with heat (the hot rows the walk passed over, or a walked page
+// faulted in again on its own) keep theirs. The pages ahead of the walk
+// keep their bits until it passes them: a window is not evicted before it
+// is read. No lock: the bits beside the state change by atomic RMW, and a
+// zap that races a state change costs a MINOR fault at most.
+void FaultHandler::read_behind(Table* t, uint64_t from, uint64_t to) {
+  if (from >= to || to > t->pages) return;
+  if (to - from > 2ull * core_.opts.stream_pages + 2) from = to - 2ull * core_.opts.stream_pages - 2;
+  uint64_t run = to;  // first page of the run of cleared pages, `to` when none
+  for (uint64_t p = from; p <= to; p++) {
+    bool cleared = false;
+    if (p < to) {
+      PageWordAtomic& w = core_.word(t, p);
+      uint64_t v = w.load(std::memory_order_acquire);
+      while (PageWord::referenced(v) && PageWord::heat(v) == 0 && in_dram(v) && !cleared)
+        cleared = w.compare_exchange_weak(v, v & ~PageWord::kReferenced, std::memory_order_acq_rel);
+    }
+    if (cleared && run == to) run = p;
+    if (!cleared && run != to) {
+      (void)sys::zap(t->page_addr(run), (p - run) * kPageSize);
+      run = to;
+    }
+  }
 }
 
 // Places the claimed pages: first touches at once, the rest read from
@@ -591,6 +638,7 @@ size_t FaultHandler::place_zeros(size_t i) {
   while (i + n < pending_.size() && n < kZeroRunPages) {
     const Placement& q = pending_[i + n];
     if (q.table != head.table || q.page != head.page + n || q.write != head.write ||
+        q.scan != head.scan ||
         PageWord::has_slot(core_.word(q.table, q.page).load(std::memory_order_acquire)))
       break;
     n++;
@@ -599,7 +647,7 @@ size_t FaultHandler::place_zeros(size_t i) {
     int rc;
     {
       RunLock lk(core_, head.table, head.page, n);
-      rc = place_zero_run(core_, head.table, head.page, n, head.write,
+      rc = place_zero_run(core_, head.table, head.page, n, head.write, head.scan,
                           head.table->counters.zero_fills);
     }
     if (rc == 0) return n;
@@ -625,7 +673,7 @@ void FaultHandler::place(Placement& p, bool may_exist) {
   bool write = fetched ? fetch_writable(core_, t, p.write) : p.write;
   int rc = place_claimed(core_, t, p.page, p.source, write,
                          fetched ? (p.prefetch ? c.prefetches : c.fetches) : c.zero_fills, true,
-                         may_exist);
+                         p.scan, may_exist);
   if (rc < 0 && rc != -EAGAIN) fail(t, p.page, p.tid, rc, "place (UFFDIO_COPY)");
 }
 

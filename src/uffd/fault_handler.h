@@ -87,6 +87,7 @@ class FaultHandler {
     unsigned tid;
     int result;          // 0, or -errno of the fetch
     const void* source;  // data to copy in (zero page, staging buffer, pmem)
+    bool scan = false;   // a walk's page: placed without heat (place_claimed)
   };
 
   struct PrefetchRequest {
@@ -123,6 +124,7 @@ class FaultHandler {
   void add_followers(Table* t, uint64_t page, bool from_store, bool write);
   void place_all();
   void fetch_from(unsigned store, std::vector<Placement*>& group);
+  void read_behind(Table* t, uint64_t from, uint64_t to);
   size_t place_zeros(size_t i);
   // `may_exist`: after a run's copy that failed part of the way
   // (place_claimed).

@@ -38,8 +38,23 @@ void unclaim(Core& core, Table* t, uint64_t page) {
   core.residency.unclaimed();
 }
 
+namespace {
+
+// A placed page's first mark: an access (heat), or for a walk's page
+// (`scan`) referenced without heat - the evictor's scan hand (heat/clock.h).
+void mark_placed(Core& core, PageWordAtomic& word, bool scan) {
+  if (!scan) {
+    mark_access(word);
+  } else {
+    word.fetch_or(PageWord::kReferenced, std::memory_order_acq_rel);
+    core.scan_placed.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+}  // namespace
+
 int place_claimed(Core& core, Table* t, uint64_t page, const void* source, bool write,
-                  std::atomic<uint64_t>& placed, bool demand, bool may_exist) {
+                  std::atomic<uint64_t>& placed, bool demand, bool scan, bool may_exist) {
   PageWordAtomic& word = core.word(t, page);
   char* addr = t->page_addr(page);
   // The counters first, then the copy, which wakes whoever waits on the
@@ -76,14 +91,14 @@ int place_claimed(Core& core, Table* t, uint64_t page, const void* source, bool 
   }
   if (rc < 0) return rc;
   transition(word, write ? PageEvent::kPlacedDirty : PageEvent::kPlacedClean, t->id, page);
-  mark_access(word);
+  mark_placed(core, word, scan);
   // Without `demand` this is the prefetcher's placement: a waiter means the
   // access reached the page while its read was in flight (a late prefetch).
   if (waited && !demand) core.counters.prefetch_late.fetch_add(1, std::memory_order_relaxed);
   return 0;
 }
 
-int place_zero_run(Core& core, Table* t, uint64_t first, uint64_t n, bool write,
+int place_zero_run(Core& core, Table* t, uint64_t first, uint64_t n, bool write, bool scan,
                    std::atomic<uint64_t>& placed) {
   // As place_claimed: the counts first, then the copy, which wakes the
   // run's waiters in the same ioctl.
@@ -109,7 +124,7 @@ int place_zero_run(Core& core, Table* t, uint64_t first, uint64_t n, bool write,
   for (uint64_t i = 0; i < n; i++) {
     PageWordAtomic& word = core.word(t, first + i);
     transition(word, write ? PageEvent::kPlacedDirty : PageEvent::kPlacedClean, t->id, first + i);
-    mark_access(word);
+    mark_placed(core, word, scan);
   }
   return 0;
 }

@@ -55,21 +55,26 @@ inline bool fetch_writable(Core& core, Table* t, bool write) {
 // Caller holds the registry shared and the page's stripe lock.
 // `demand`: false for the prefetcher's placements, where a waiter the
 // fault handler marked (PageWord::kWaiter) counts as a late prefetch.
+// `scan`: a page of a front-to-back walk (the fault handler's), placed
+// referenced but without heat: once the walk is past it (its bit cleared,
+// FaultHandler::read_behind) the evictor's scan hand takes it before any
+// page that was faulted in on its own (heat/clock.h, set_unmarked_only).
 // `may_exist`: the page may already be in place from a run's copy that
 // failed part of the way (place_zero_run): -EEXIST then counts as placed.
 int place_claimed(Core& core, Table* t, uint64_t page, const void* source, bool write,
-                  std::atomic<uint64_t>& placed, bool demand = true, bool may_exist = false);
+                  std::atomic<uint64_t>& placed, bool demand = true, bool scan = false,
+                  bool may_exist = false);
 // The FETCHING never-written pages [first, first+n) of t (2 <= n <=
 // kZeroRunPages) placed from zeros in one UFFDIO_COPY, as place_claimed
-// places one (counted in `placed`, mapped as `write` says, woken by the
-// copy). Why: the copy's fixed cost dominates a zero page's placement -
-// on this project's 2-vCPU guest one ioctl a page cost 5.4 us a page, one
-// a run of 64 1.1 us (2026-12-06). Returns 0 with every page placed, or
-// the copy's -errno with nothing counted and every page still FETCHING
-// and claimed: the caller then places them one at a time with may_exist
-// (the failed copy may have placed the first few). Caller holds the
-// registry shared and the run's stripe locks.
-int place_zero_run(Core& core, Table* t, uint64_t first, uint64_t n, bool write,
+// places one (counted in `placed`, mapped as `write` says, marked as
+// `scan` says, woken by the copy). Why: the copy's fixed cost dominates a
+// zero page's placement - on this project's 2-vCPU guest one ioctl a page
+// cost 5.4 us a page, one a run of 64 1.1 us (2026-12-06). Returns 0 with
+// every page placed, or the copy's -errno with nothing counted and every
+// page still FETCHING and claimed: the caller then places them one at a
+// time with may_exist (the failed copy may have placed the first few).
+// Caller holds the registry shared and the run's stripe locks.
+int place_zero_run(Core& core, Table* t, uint64_t first, uint64_t n, bool write, bool scan,
                    std::atomic<uint64_t>& placed);
 inline constexpr int kCopyRetries = 16;
 

@@ -259,6 +259,24 @@ def build_argparser():
     p.add_argument("--no-hash", action="store_true",
                    help="do not print the weights' sha256 (it reads every "
                         "table back: slow for tables far larger than DRAM)")
+    p.add_argument("--checkpoint", metavar="DIR",
+                   help="save and load a checkpoint in the run: before step "
+                        "--checkpoint-at, torch.save(model.state_dict()) to a "
+                        "new file in DIR (flushed with fsync, removed at the "
+                        "end); --checkpoint-steps steps later, torch.load of "
+                        "that file and model.load_state_dict (the model goes "
+                        "back to the saved state), then the saved step's "
+                        "first 3 steps again, whose losses must equal the "
+                        "ones before (printed as 'replay' lines), and the "
+                        "remaining steps. Reports '# checkpoint ...' on "
+                        "stderr: save and load seconds, steps/s over the 10 "
+                        "steps before the save, the 10 after it and the 10 "
+                        "after the load")
+    p.add_argument("--checkpoint-at", type=int, metavar="STEP",
+                   help="the step before which the checkpoint is saved "
+                        "(default: half the steps; at least 10)")
+    p.add_argument("--checkpoint-steps", type=int, default=10, metavar="N",
+                   help="steps between the save and the load (default 10)")
     p.add_argument("--init-chunk", type=parse_size, default=32 << 20,
                    metavar="SIZE",
                    help="float64 bytes per chunk with --init chunked "
@@ -439,6 +457,71 @@ class InMemoryDataset:
         return self.dense[idx], sparse, self.labels[idx]
 
 
+REPLAY_STEPS = 3
+
+
+class Checkpoint:
+    """The --checkpoint exercise: save before step `at`, load before step
+    `at + n`, then the first REPLAY_STEPS of step `at`'s inputs again."""
+
+    def __init__(self, directory, at, n):
+        self.path = os.path.join(directory, f"dlrm-checkpoint-{os.getpid()}.pt")
+        self.at, self.n = at, n
+        self.save_s = self.load_s = None
+        self.saved_losses = []
+        self.replay_same = None
+        self.after_load_times = []
+        self.bytes = 0
+
+    def save(self, torch, model):
+        t = time.monotonic()
+        with open(self.path, "wb") as f:
+            torch.save(model.state_dict(), f)
+            f.flush()
+            os.fsync(f.fileno())
+        self.save_s = time.monotonic() - t
+        self.bytes = os.path.getsize(self.path)
+        log(f"checkpoint_saved {self.bytes} bytes in {self.save_s:.3f} s to {self.path}")
+
+    def load(self, torch, model):
+        t = time.monotonic()
+        state = torch.load(self.path, map_location="cpu")
+        model.load_state_dict(state)
+        del state
+        self.load_s = time.monotonic() - t
+        log(f"checkpoint_loaded in {self.load_s:.3f} s")
+
+    def replay(self, torch, model, opt, loss_fn, inputs_of, out):
+        """The saved step's first steps again from the loaded state: the
+        same losses, bit for bit, or the load did not restore the model."""
+        same = True
+        for k in range(min(REPLAY_STEPS, len(self.saved_losses))):
+            c0 = time.perf_counter()
+            value = train_step(model, opt, loss_fn, inputs_of(self.at + k))
+            self.after_load_times.append(time.perf_counter() - c0)
+            out.write(f"replay step {self.at + k} loss {value.hex()}\n")
+            same &= value.hex() == self.saved_losses[k]
+        out.flush()
+        self.replay_same = same
+
+    def report(self, step_times):
+        def sps(times):
+            return len(times) / sum(times) if times and sum(times) > 0 else float("nan")
+        before = sps(step_times[max(0, self.at - 10):self.at])
+        after = sps(step_times[self.at:self.at + min(10, self.n)])
+        after_load = sps(self.after_load_times[:10])
+        log(f"checkpoint save_s {self.save_s:.3f} load_s {self.load_s:.3f} "
+            f"before_sps {before:.3f} after_save_sps {after:.3f} "
+            f"after_load_sps {after_load:.3f} bytes {self.bytes} "
+            f"replay {'identical' if self.replay_same else 'DIFFERENT'} "
+            f"(steps/s over the 10 steps before the save, the first "
+            f"{min(10, self.n)} after it, the first 10 after the load)")
+        try:
+            os.unlink(self.path)
+        except OSError:
+            pass
+
+
 def step_inputs(torch, w, layout, loader, workers, dataset=None, mtier_k=None):
     """The steps' inputs: a plain generator, or a DataLoader over a
     map-style dataset whose item i is step i's whole batch (generated, or
@@ -495,6 +578,16 @@ def main():
         sys.exit("dlrm_train.py: --mtier-lookahead wants --loader")
     w = Workload(tables, batch, steps, args.pooling, args.dense_features, args.seed,
                  fixed_pooling=args.layout == "stacked")
+    ckpt = None
+    if args.checkpoint:
+        at = args.checkpoint_at if args.checkpoint_at is not None else steps // 2
+        if at < 10 or args.checkpoint_steps < 1 or at + args.checkpoint_steps >= steps:
+            sys.exit("dlrm_train.py: --checkpoint wants --checkpoint-at >= 10, "
+                     "--checkpoint-steps >= 1 and a step after the load "
+                     "(--steps > at + N)")
+        if not os.path.isdir(args.checkpoint):
+            sys.exit(f"dlrm_train.py: --checkpoint: {args.checkpoint}: not a directory")
+        ckpt = Checkpoint(args.checkpoint, at, args.checkpoint_steps)
 
     t0 = time.monotonic()
     log(f"workload: {w.describe()}")
@@ -539,10 +632,21 @@ def main():
             # Before the first update: from then on a forked worker also
             # keeps the old copy of every table page this process writes.
             log(f"workers_private_bytes {children_private_bytes()}")
+        if ckpt and step == ckpt.at:
+            ckpt.save(torch, model)
+        if ckpt and step == ckpt.at + ckpt.n:
+            ckpt.load(torch, model)
+            source = dataset or w
+            ckpt.replay(torch, model, opt, loss_fn,
+                        lambda i: to_inputs(torch, source.step_batch(i), args.layout), out)
         c0 = time.perf_counter()
         value = train_step(model, opt, loss_fn, inputs)
         dt = time.perf_counter() - c0
         step_times.append(dt)
+        if ckpt and step >= ckpt.at + ckpt.n:
+            ckpt.after_load_times.append(dt)
+        if ckpt and ckpt.at <= step < ckpt.at + REPLAY_STEPS:
+            ckpt.saved_losses.append(value.hex())
         compute += dt
         if step >= steps // 2:
             half_compute += dt
@@ -551,6 +655,8 @@ def main():
         if not math.isfinite(value):
             log(f"loss not finite at step {step}")
     wall = time.monotonic() - t_start
+    if ckpt:
+        ckpt.report(step_times)
     io = [b - a for a, b in zip(io_start, io_counts())]
     log(f"steps_io {io[0]} {io[1]} {io[2]} {io[3]} (during the steps: bytes this process read "
         "and wrote on block devices; pages swapped in and out machine-wide)")
