@@ -26,6 +26,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <mutex>
+#include <new>
 #include <vector>
 
 #include "engine_instance.h"
@@ -48,8 +49,12 @@ struct Registration {
 };
 
 std::mutex pins_mu;
-std::vector<Registration>& registrations() {  // under pins_mu
-  static auto* r = new std::vector<Registration>;  // never freed: used at exit
+// Under pins_mu. Made in static storage without allocating (an
+// io_uring_queue_exit may come from a destructor, where a failed
+// allocation must not throw) and never destroyed (it is used at exit).
+std::vector<Registration>& registrations() {
+  alignas(std::vector<Registration>) static unsigned char storage[sizeof(std::vector<Registration>)];
+  static auto* r = new (storage) std::vector<Registration>;
   return *r;
 }
 
@@ -113,8 +118,15 @@ int pin_iovecs(int ring_fd, unsigned first, const iovec* iov, unsigned n,
       out.clear();
       return err;
     }
-    out.push_back({ring_fd, first + i, nullptr,
-                   reinterpret_cast<uintptr_t>(iov[i].iov_base), iov[i].iov_len});
+    try {
+      out.push_back({ring_fd, first + i, nullptr,
+                     reinterpret_cast<uintptr_t>(iov[i].iov_base), iov[i].iov_len});
+    } catch (...) {  // not remembered: given back, the registration refused
+      (void)pin(iov[i].iov_base, iov[i].iov_len, false);
+      for (const Registration& r : out) (void)pin(reinterpret_cast<void*>(r.addr), r.len, false);
+      out.clear();
+      return -ENOMEM;
+    }
   }
   return 0;
 }
@@ -134,12 +146,18 @@ void unpin_where(Match match) {
   }
 }
 
-void remember(std::vector<Registration>& made) {  // pins_mu held
-  auto& regs = registrations();
+// Both pins_mu held. Not remembered for want of memory: the pages stay
+// pinned for the process's life (safe).
+void remember(const std::vector<Registration>& made) {
   try {
-    regs.insert(regs.end(), made.begin(), made.end());
+    registrations().insert(registrations().end(), made.begin(), made.end());
   } catch (...) {
-    // Not remembered: the pages stay pinned for the process's life (safe).
+  }
+}
+void remember(const Registration& one) {
+  try {
+    registrations().push_back(one);
+  } catch (...) {
   }
 }
 
@@ -169,7 +187,10 @@ int register_ring_buffers(io_uring* ring, unsigned first, const iovec* iov, unsi
   return rc;
 }
 
+// Called after the kernel let the pins go, from interposed calls that may
+// come from a destructor (mtier's own rings too): never throws.
 void unpin_ring(int ring_fd) {
+  if (mtier::in_runtime() || !mtier::lib::running_engine()) return;
   std::lock_guard lk(pins_mu);
   unpin_where([&](const Registration& r) { return !r.region && r.ring_fd == ring_fd; });
 }
@@ -194,12 +215,12 @@ void* register_region(void* addr, size_t len, Call call) {
     errno = saved;
     return nullptr;
   }
-  std::vector<Registration> made{{-1, 0, mr, reinterpret_cast<uintptr_t>(addr), len}};
-  remember(made);
+  remember(Registration{-1, 0, mr, reinterpret_cast<uintptr_t>(addr), len});
   return mr;
 }
 
 void unpin_region(const void* mr) {
+  if (mtier::in_runtime() || !mtier::lib::running_engine()) return;
   std::lock_guard lk(pins_mu);
   unpin_where([&](const Registration& r) { return r.region == mr; });
 }
@@ -302,8 +323,7 @@ MTIER_OVERRIDE int ibv_rereg_mr(void* mr, int flags, void* pd, void* addr, size_
   }
   unpin_where([&](const Registration& r) { return r.region == mr; });
   if (pinned) {
-    std::vector<Registration> made{{-1, 0, mr, reinterpret_cast<uintptr_t>(addr), len}};
-    remember(made);
+    remember(Registration{-1, 0, mr, reinterpret_cast<uintptr_t>(addr), len});
   }
   return rc;
 }

@@ -107,7 +107,7 @@ constexpr Def kDefs[] = {
     {{"evict_lfu", T::kBool, "false", 0, 1, false,
       "eviction by decayed access frequency (GCLOCK: heat halved per rotation) instead of CLOCK"},
      &Options::evict_lfu},
-    {{"scan_resistant", T::kBool, "true", 0, 1, false,
+    {{"scan_resistant", T::kBool, "false", 0, 1, false,
       "pages a front-to-back walk brings in are evicted before pages faulted in one by one: a "
       "scan's pages go out before the hot ones"},
      &Options::scan_resistant},

@@ -48,7 +48,7 @@ struct Options {
   unsigned zero_ahead_pages = 15;   // first touch: following new pages zero-filled with it
   unsigned stream_pages = 256;      // a front-to-back walk's most pages brought with a fault
   bool evict_lfu = false;           // victims by decayed access frequency (GCLOCK), not CLOCK
-  bool scan_resistant = true;       // a walk's pages placed unreferenced (first victims)
+  bool scan_resistant = false;      // a walk's pages placed unreferenced (first victims)
   bool predict_writes = true;       // fetched pages mapped writable where writes are the rule
   unsigned pin_limit_pct = 75;      // lookahead: most of the DRAM budget pinned at once
   uint64_t scan_rate = 128;         // sampler: pages zapped per second, upper bound

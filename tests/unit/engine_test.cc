@@ -513,6 +513,7 @@ TEST_F(EngineTest, AWalkOverAColdTableLeavesAHotSetThatFitsInDram) {
   // hot set that the walk leaves alone (as a save does) in no time, where
   // at a real budget a rotation takes minutes.
   opts_.scan_rate = Options{}.scan_rate;
+  opts_.scan_resistant = true;
   int cold_id, hot_id;
   uint64_t pages;
   char* cold = walked_table("cold", 8, &cold_id, &pages);
