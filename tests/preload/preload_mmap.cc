@@ -448,11 +448,14 @@ void test_populate() {
     EXPECT_MANAGED(p, len, "mmap(8M, MAP_POPULATE)");
     size_t budget = pt::budget() / kPage;
     want = budget < want ? budget : want;
-    // The fault handler places the pages within the budget: the last few
-    // may have gone out again to make room for the rest.
-    CHECK(in + 64 >= want && in <= want,
-          "mmap(8M, MAP_POPULATE) under a %zu-page budget: expected about %zu pages in memory "
-          "when it returned, found %zu", budget, want, in);
+    // The fault handler places the pages within the budget, a walk's
+    // window running ahead of the populate: the evictor, making room for
+    // them from its high watermark, may have taken a batch back below its
+    // low one by the time mmap returns (768 of 1024 seen in CI). Without
+    // MAP_POPULATE none would be in memory.
+    CHECK(in >= want / 2 && in <= want,
+          "mmap(8M, MAP_POPULATE) under a %zu-page budget: expected between %zu and %zu pages "
+          "in memory when it returned, found %zu", budget, want / 2, want, in);
   } else {
     CHECK(in == want, "mmap(8M, MAP_POPULATE): expected all %zu pages in memory, found %zu",
           want, in);
