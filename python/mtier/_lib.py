@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """ctypes bindings to the libmtier.so.0 already loaded in this process
-(LD_PRELOAD): mtier_table_find and the lookahead calls of libmtier(3).
+(LD_PRELOAD): mtier_table_find, mtier_discard and the lookahead calls of
+libmtier(3).
 
 load() returns None when the library is not loaded; nothing here loads it
 (a process that was not started under mtier stays without it)."""
@@ -33,6 +34,9 @@ class Lib:
         self.prefetch_useful = dll.mtier_prefetch_useful
         self.prefetch_useful.argtypes = []
         self.prefetch_useful.restype = c.c_int
+        self.discard = dll.mtier_discard
+        self.discard.argtypes = [c.c_void_p, c.c_size_t]
+        self.discard.restype = c.c_int
 
 
 _LOADED = []  # [Lib or None] once looked up: the process's libraries do not change

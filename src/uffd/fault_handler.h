@@ -88,6 +88,7 @@ class FaultHandler {
     int result;          // 0, or -errno of the fetch
     const void* source;  // data to copy in (zero page, staging buffer, pmem)
     bool scan = false;   // a walk's page: placed without heat (place_claimed)
+    bool walk = false;   // a walk's page: mapped as the walk's fault was
   };
 
   struct PrefetchRequest {
