@@ -629,17 +629,47 @@ void FaultHandler::place_all() {
 }
 
 // Reads the group's pages from store `s` (fetch_pages: verified, at the
-// channel's depth) and places each as its read completes.
+// channel's depth) and places them as their reads complete: a walk's
+// consecutive pages read into consecutive staging pages in one copy
+// (place_fetched), the rest one at a time. A run ends with its chunk of
+// reads, whose staging buffers the next chunk reuses.
 void FaultHandler::fetch_from(unsigned s, std::vector<Placement*>& group) {
+  const size_t depth = channels_[s]->depth();
+  size_t first = 0, n = 0;  // group[first, first+n): read, not yet placed
+  auto continues = [&](const Placement& prev, const Placement& p) {
+    return p.walk && prev.walk && p.result == 0 && prev.result == 0 && p.table == prev.table &&
+           p.page == prev.page + 1 && p.write == prev.write && p.scan == prev.scan &&
+           p.prefetch == prev.prefetch &&
+           p.source == static_cast<const char*>(prev.source) + kPageSize && n < kZeroRunPages;
+  };
   fetch_pages(
       core_, *channels_[s], group.size(),
       [&](size_t i) { return std::pair{group[i]->table, group[i]->page}; },
       [&](size_t i, const void* src, int rc) {
         group[i]->source = src;
         group[i]->result = rc;
-        place(*group[i]);
+        if (n > 0 && !continues(*group[first + n - 1], *group[i])) {
+          place_fetched(group, first, n);
+          n = 0;
+        }
+        if (n++ == 0) first = i;
+        if ((i + 1) % depth == 0 || i + 1 == group.size()) {
+          place_fetched(group, first, n);
+          n = 0;
+        }
       },
       ios_);
+}
+
+// Places group[first, first+n): one page as place() does; a run of a
+// walk's pages (consecutive, read alike, mapped alike, their bytes
+// consecutive) in one copy (place_run), page by page where that fails.
+void FaultHandler::place_fetched(std::vector<Placement*>& group, size_t first, size_t n) {
+  if (n == 1) return place(*group[first]);
+  const Placement& head = *group[first];
+  auto& c = head.table->counters;
+  if (place_run_locked(head, n, head.source, head.prefetch ? c.prefetches : c.fetches)) return;
+  for (size_t k = 0; k < n; k++) place(*group[first + k], true);
 }
 
 // The first touches from pending_[i] on that are the same table's next
@@ -657,20 +687,26 @@ size_t FaultHandler::place_zeros(size_t i) {
       break;
     n++;
   }
-  if (n > 1) {
-    int rc;
-    {
-      RunLock lk(core_, head.table, head.page, n);
-      rc = place_zero_run(core_, head.table, head.page, n, head.write, head.scan,
-                          head.table->counters.zero_fills);
-    }
-    if (rc == 0) return n;
-    MTIER_LOG_DEBUG("table %s pages %llu-%llu: UFFDIO_COPY of the run: %s; placed page by page",
-                    head.table->name.c_str(), static_cast<unsigned long long>(head.page),
-                    static_cast<unsigned long long>(head.page + n - 1), strerror(-rc));
-  }
+  if (n > 1 && place_run_locked(head, n, kZeroRun, head.table->counters.zero_fills)) return n;
   for (size_t k = 0; k < n; k++) place(pending_[i + k], n > 1);
   return n;
+}
+
+// place_run of the n pages from `head` on, under their stripe locks.
+// False: nothing placed (said at debug level); the caller places them one
+// at a time with may_exist.
+bool FaultHandler::place_run_locked(const Placement& head, size_t n, const void* source,
+                                    std::atomic<uint64_t>& placed) {
+  int rc;
+  {
+    RunLock lk(core_, head.table, head.page, n);
+    rc = place_run(core_, head.table, head.page, n, source, head.write, head.scan, placed);
+  }
+  if (rc == 0) return true;
+  MTIER_LOG_DEBUG("table %s pages %llu-%llu: UFFDIO_COPY of the run: %s; placed page by page",
+                  head.table->name.c_str(), static_cast<unsigned long long>(head.page),
+                  static_cast<unsigned long long>(head.page + n - 1), strerror(-rc));
+  return false;
 }
 
 void FaultHandler::place(Placement& p, bool may_exist) {

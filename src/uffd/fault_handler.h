@@ -125,6 +125,9 @@ class FaultHandler {
   void add_followers(Table* t, uint64_t page, bool from_store, bool write);
   void place_all();
   void fetch_from(unsigned store, std::vector<Placement*>& group);
+  void place_fetched(std::vector<Placement*>& group, size_t first, size_t n);
+  bool place_run_locked(const Placement& head, size_t n, const void* source,
+                        std::atomic<uint64_t>& placed);
   void read_behind(Table* t, uint64_t from, uint64_t to);
   size_t place_zeros(size_t i);
   // `may_exist`: after a run's copy that failed part of the way

@@ -98,8 +98,8 @@ int place_claimed(Core& core, Table* t, uint64_t page, const void* source, bool 
   return 0;
 }
 
-int place_zero_run(Core& core, Table* t, uint64_t first, uint64_t n, bool write, bool scan,
-                   std::atomic<uint64_t>& placed) {
+int place_run(Core& core, Table* t, uint64_t first, uint64_t n, const void* source, bool write,
+              bool scan, std::atomic<uint64_t>& placed) {
   // As place_claimed: the counts first, then the copy, which wakes the
   // run's waiters in the same ioctl.
   uint64_t waited = 0;  // bit i: page first+i had a waiter
@@ -111,7 +111,7 @@ int place_zero_run(Core& core, Table* t, uint64_t first, uint64_t n, bool write,
   }
   t->counters.resident_pages.fetch_add(static_cast<int64_t>(n), std::memory_order_relaxed);
   placed.fetch_add(n, std::memory_order_relaxed);
-  int rc = core.uffd->copy(t->page_addr(first), kZeroRun, n * kPageSize, !write, false);
+  int rc = core.uffd->copy(t->page_addr(first), source, n * kPageSize, !write, false);
   if (rc < 0) {  // nothing counted, every claim stands: placed page by page
     for (uint64_t i = 0; i < n; i++) {
       core.residency.unplaced();

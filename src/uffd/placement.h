@@ -64,18 +64,23 @@ inline bool fetch_writable(Core& core, Table* t, bool write) {
 int place_claimed(Core& core, Table* t, uint64_t page, const void* source, bool write,
                   std::atomic<uint64_t>& placed, bool demand = true, bool scan = false,
                   bool may_exist = false);
-// The FETCHING never-written pages [first, first+n) of t (2 <= n <=
-// kZeroRunPages) placed from zeros in one UFFDIO_COPY, as place_claimed
-// places one (counted in `placed`, mapped as `write` says, marked as
-// `scan` says, woken by the copy). Why: the copy's fixed cost dominates a
-// zero page's placement - on this project's 2-vCPU guest one ioctl a page
-// cost 5.4 us a page, one a run of 64 1.1 us (2026-12-06). Returns 0 with
-// every page placed, or the copy's -errno with nothing counted and every
-// page still FETCHING and claimed: the caller then places them one at a
-// time with may_exist (the failed copy may have placed the first few).
+// The FETCHING pages [first, first+n) of t (2 <= n <= kZeroRunPages)
+// placed from the n contiguous pages at `source` in one UFFDIO_COPY, as
+// place_claimed places one (counted in `placed`, mapped as `write` says,
+// marked as `scan` says, woken by the copy). Why: the copy's fixed cost
+// dominates a page's placement - on this project's 2-vCPU guest one ioctl
+// a page cost 5.4 us a page, one a run of 64 1.1 us (2026-12-06). Returns
+// 0 with every page placed, or the copy's -errno with nothing counted and
+// every page still FETCHING and claimed: the caller then places them one
+// at a time with may_exist (the failed copy may have placed the first few).
 // Caller holds the registry shared and the run's stripe locks.
-int place_zero_run(Core& core, Table* t, uint64_t first, uint64_t n, bool write, bool scan,
-                   std::atomic<uint64_t>& placed);
+int place_run(Core& core, Table* t, uint64_t first, uint64_t n, const void* source, bool write,
+              bool scan, std::atomic<uint64_t>& placed);
+// place_run of never-written pages, from zeros (kZeroRun).
+inline int place_zero_run(Core& core, Table* t, uint64_t first, uint64_t n, bool write, bool scan,
+                          std::atomic<uint64_t>& placed) {
+  return place_run(core, t, first, n, kZeroRun, write, scan, placed);
+}
 inline constexpr int kCopyRetries = 16;
 
 }  // namespace mtier

@@ -373,6 +373,69 @@ TEST_F(FaultHandlerTest, ARunCopyThatFailsIsPlacedPageByPage) {
   EXPECT_EQ(e_.table->counters.zero_fills.load(), 4u);
 }
 
+// A walk's pages read back from a store into consecutive staging pages are
+// placed in one copy per run (within a chunk of reads at the store's depth,
+// the fault's own page apart from the pages brought with it), verified and
+// mapped as the walk's faults are: write-protected for a read, whatever
+// the table's write intent.
+TEST_F(FaultHandlerTest, AWalksFetchedPagesArePlacedInRuns) {
+  handler_.reset();
+  e_.core->opts.stream_pages = 8;
+  e_.core->opts.predict_writes = true;
+  for (int i = 0; i < 64; i++) e_.table->write_intent.written();  // the steps wrote what they read
+  handler_ = std::make_unique<FaultHandler>(*e_.core);
+  ASSERT_EQ(handler_->prepare(), 0);
+  for (uint64_t p = 0; p < 16; p++) e_.put_in_store(p, 100 + p, static_cast<char>(0x40 + p));
+  // 0 starts a walk, 1 continues it, 2 brings 3-6 (window 4), 7 brings 8-15.
+  for (uint64_t p : {0, 1, 2, 7}) fault(p);
+  for (uint64_t p = 0; p < 16; p++) {
+    EXPECT_EQ(e_.state(p), PageState::kClean) << p;
+    EXPECT_TRUE(e_.page_is(p, static_cast<char>(0x40 + p))) << p;
+  }
+  size_t copies = e_.uffd->count(UffdCall::kCopy), runs = 0;
+  for (const auto& c : e_.uffd->calls) {
+    if (c.kind != UffdCall::kCopy) continue;
+    EXPECT_TRUE(c.flag) << "a page the walk read was mapped writable";
+    runs += c.len > kPageSize;
+  }
+  // Chunks of 4 reads: {2} {3 4 5} {6}; {7} {8 9 10} {11 12 13 14} {15}.
+  EXPECT_EQ(copies, 9u);
+  EXPECT_EQ(runs, 3u);
+  long i = call_index(UffdCall::kCopy, 11);
+  ASSERT_GE(i, 0);
+  EXPECT_EQ(e_.uffd->calls[i].len, 4 * kPageSize);
+  EXPECT_EQ(e_.core->residency.resident(), 16);
+  EXPECT_EQ(e_.table->counters.resident_pages.load(), 16);
+  EXPECT_EQ(e_.table->counters.fetches.load() + e_.table->counters.prefetches.load(), 16u);
+  EXPECT_EQ(e_.table->counters.prefetches.load(), 12u);  // all but the 4 faults' pages
+}
+
+// A page of a run that comes back different stays out of the run: the
+// pages before it are placed together, it stays in the store (nobody
+// waits on it), the pages after it are placed.
+TEST_F(FaultHandlerTest, AWalkPageThatComesBackDifferentBreaksItsRun) {
+  handler_.reset();
+  e_.core->opts.stream_pages = 8;
+  handler_ = std::make_unique<FaultHandler>(*e_.core);
+  ASSERT_EQ(handler_->prepare(), 0);
+  for (uint64_t p = 0; p < 16; p++) e_.put_in_store(p, 100 + p, static_cast<char>(0x40 + p));
+  memset(e_.store->slot_data(112), 0, kPageSize);  // page 12's copy
+  for (uint64_t p : {0, 1, 2, 7}) fault(p);
+  EXPECT_EQ(e_.state(12), PageState::kAbsent);
+  EXPECT_EQ(e_.uffd->count(UffdCall::kPoison), 0u);
+  for (uint64_t p = 0; p < 16; p++) {
+    if (p == 12) continue;
+    EXPECT_EQ(e_.state(p), PageState::kClean) << p;
+    EXPECT_TRUE(e_.page_is(p, static_cast<char>(0x40 + p))) << p;
+  }
+  long i = call_index(UffdCall::kCopy, 11);
+  ASSERT_GE(i, 0);
+  EXPECT_EQ(e_.uffd->calls[i].len, 1 * kPageSize);  // {11} then page 12 left out, {13 14}
+  i = call_index(UffdCall::kCopy, 13);
+  ASSERT_GE(i, 0);
+  EXPECT_EQ(e_.uffd->calls[i].len, 2 * kPageSize);
+}
+
 TEST_F(FaultHandlerTest, WithNoRoomAndAStuckEvictorABatchGoesOverBudgetRatherThanHang) {
   for (uint64_t p = 0; p < 16; p++) e_.make_resident(p, 1, false);
   e_.core->residency.set_stuck(true);
