@@ -2,7 +2,7 @@
 // The device's own figure, measured in the same run as the engine's: random
 // 4 KiB writes, then reads, of a file store's slots through one StoreChannel
 // of depth 32 - the same io_uring ring, O_DIRECT and registered buffers that
-// the engine's eviction and prefetch use, with nothing of the engine on top.
+// the engine's eviction and fetches use, with nothing of the engine on top.
 #include <algorithm>
 #include <cerrno>
 #include <cstring>

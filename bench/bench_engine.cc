@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Probes through the Engine: first touch, sampling MINOR fault, eviction and
-// fetch per store, prefetch, and the sampler's cost to a resident workload.
+// fetch per store, the read-around, and the sampler's cost to a resident workload.
 // Each builds one engine over one table and tears both down before returning.
 #include <cerrno>
 #include <cstdio>
@@ -167,15 +167,15 @@ int probe_pmem_engine(BenchConfig& c, Samples* s) {
   return 0;
 }
 
-int probe_prefetch(BenchConfig& c, Samples* s) {
+int probe_read_around(BenchConfig& c, Samples* s) {
   Options o = base_options(c);
   o.store_path = c.dir;
-  o.prefetch_pages = kPrefetchPages;
+  o.prefetch_pages = kReadAroundPages;
   EngineTable t;
   int rc = open_table(o, c.pages, &t);
   if (rc < 0) return rc;
   dirty_all(t.base, t.pages);
-  if ((rc = timed_evict(t, nullptr, "eviction before the prefetch pass")) < 0) return rc;
+  if ((rc = timed_evict(t, nullptr, "eviction before the read-around pass")) < 0) return rc;
   auto t0 = Clock::now();
   read_all(t.base, t.pages);
   double secs = seconds_since(t0);
@@ -184,7 +184,7 @@ int probe_prefetch(BenchConfig& c, Samples* s) {
     TableStats st = stats_of(t);
     return st.fetches + st.prefetches;
   };
-  expect("prefetch pass: pages read from the store", from_store, t.pages);
+  expect("read-around pass: pages read from the store", from_store, t.pages);
   (*s)["prefetch_share"].push_back(100.0 * static_cast<double>(stats_of(t).prefetches) /
                                    static_cast<double>(t.pages));
   return 0;

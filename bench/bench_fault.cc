@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // mtier bench fault: the per-page cost of every fault path (bare UFFDIO_COPY,
 // first touch, PMem and file-store fetch, sampling MINOR fault), eviction
-// throughput to each store, prefetch, the device's own QD32 figure and the
+// throughput to each store, the read-around, the device's own QD32 figure and the
 // sampler's overhead, all in one run so that ratios compare like with like on
 // a noisy machine. A benchmark, not a test: goals are printed as PASS/MISS
 // and the exit status only says whether every probe could run.
@@ -28,7 +28,7 @@ const Probe kProbes[] = {
     {"bare UFFDIO_COPY round trip", probe_bare_copy},
     {"engine + file store: first touch, MINOR fault, eviction, fetch", probe_file_engine},
     {"engine + PMem store: eviction, fetch", probe_pmem_engine},
-    {"engine + file store: prefetch", probe_prefetch},
+    {"engine + file store: read-around", probe_read_around},
     {"device QD32 4 KiB random write and read", probe_device},
     {"placement ahead (COPY, CONTINUE, page cache) and the SIGBUS round trip", probe_placement},
     {"page checksum (crc32c)", probe_checksum},

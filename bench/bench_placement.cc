@@ -2,7 +2,7 @@
 // Probes 6 and 7: the ways a page can be put in place for the program, to
 // choose the engine's by measurement.
 //
-// 6. Placed ahead (a prefetch: nobody waits on the page), then accessed once.
+// 6. Placed ahead (read around a fault: nobody waits on the page), then accessed once.
 //    Each figure is the placement's cost plus the first access's, per page:
 //    - "place_copy": UFFDIO_COPY into a memfd registered MISSING (the
 //      engine's way);

@@ -26,8 +26,9 @@ struct BenchConfig {
 inline constexpr double kWorkloadSeconds = 2.0;
 // The queue depth of the device figure and of the engine's batched I/O.
 inline constexpr unsigned kDeviceDepth = 32;
-// Adjacent pages the prefetch probe asks the engine to fetch with a fault.
-inline constexpr unsigned kPrefetchPages = 32;
+// Adjacent pages the read-around probe asks the engine to fetch with a fault
+// (prefetch_pages).
+inline constexpr unsigned kReadAroundPages = 32;
 
 // 1. Bare UFFDIO_COPY round trip on a private memfd: "bare.*".
 int probe_bare_copy(BenchConfig& c, Samples* s);
@@ -37,9 +38,9 @@ int probe_file_engine(BenchConfig& c, Samples* s);
 // 3 and PMem eviction: "evict_pmem" (GiB/s), "fetch_pmem.*". -ENOTSUP when
 // the build has no libpmem2.
 int probe_pmem_engine(BenchConfig& c, Samples* s);
-// Sequential reads of an evicted table with prefetch: "prefetch" (GiB/s),
+// Sequential reads of an evicted table with the read-around: "prefetch" (GiB/s),
 // "prefetch_share" (% of pages that came in ahead of their fault).
-int probe_prefetch(BenchConfig& c, Samples* s);
+int probe_read_around(BenchConfig& c, Samples* s);
 // The page checksum (crc32c) every page read from a store is verified
 // with, over a buffer of `pages` pages larger than the caches, in page
 // order: "checksum" (microseconds a page, the median of three passes).

@@ -538,12 +538,12 @@ void Server::plan_and_order(double tick_s) {
     }
   }
   // What of the plan's moves is sent: evictions only while the process is
-  // over its budget (the node budget shrank), prefetches only into room
+  // over its budget (the node budget shrank), fetch orders only into room
   // below its low watermark. The rest of the plan acts through the hints,
   // on the process's own evictor: swapping pages in and out of a store
   // against a full budget made the replay's misses 30% worse (a keep set
   // from fault samples does not see the hot pages that never fault), and a
-  // prefetch above the low mark only makes the evictor run.
+  // fetch order above the low mark only makes the evictor run.
   // Between DRAM and the slow memory tier (a copy, no I/O) the plan is
   // carried out against a full budget too: promotions go into room below
   // the high watermark, and demotions that make room for them go out in

@@ -24,12 +24,12 @@ mtier::Engine* running() {
 }
 
 unsigned engine_flags(unsigned flags) {
-  return (flags & MTIER_PREFETCH_ASYNC ? mtier::kPrefetchAsync : 0) |
-         (flags & MTIER_PREFETCH_WRITE ? mtier::kPrefetchWrite : 0);
+  return (flags & MTIER_PREFETCH_ASYNC ? mtier::kLookaheadAsync : 0) |
+         (flags & MTIER_PREFETCH_WRITE ? mtier::kLookaheadWrite : 0);
 }
 
 // The engine whose lookahead serves this process (none in a forked child).
-mtier::Engine* prefetching() { return running(); }
+mtier::Engine* looking_ahead() { return running(); }
 
 template <class R, class F>
 R guarded_as(F&& f) noexcept {
@@ -167,42 +167,42 @@ long mtier_prefetch_rows(const void* table, size_t row_bytes, const void* ids, s
                          int id_bytes, uint64_t batch, unsigned flags) {
   return guarded_long([&]() -> long {
     if ((id_bytes != 4 && id_bytes != 8) || row_bytes == 0) return -EINVAL;
-    mtier::Engine* e = prefetching();
+    mtier::Engine* e = looking_ahead();
     if (!e) return 0;  // nothing is managed: nothing to fetch
-    return e->prefetch_rows(table, row_bytes, ids, n, id_bytes, batch, engine_flags(flags));
+    return e->lookahead_rows(table, row_bytes, ids, n, id_bytes, batch, engine_flags(flags));
   });
 }
 
 long mtier_prefetch_ranges(const struct mtier_range* ranges, size_t n, uint64_t batch,
                            unsigned flags) {
-  static_assert(sizeof(mtier_range) == sizeof(mtier::PrefetchRange));
+  static_assert(sizeof(mtier_range) == sizeof(mtier::LookaheadRange));
   return guarded_long([&]() -> long {
     if (n && !ranges) return -EINVAL;
-    mtier::Engine* e = prefetching();
+    mtier::Engine* e = looking_ahead();
     if (!e) return 0;
-    return e->prefetch_ranges(reinterpret_cast<const mtier::PrefetchRange*>(ranges), n, batch,
+    return e->lookahead_ranges(reinterpret_cast<const mtier::LookaheadRange*>(ranges), n, batch,
                               engine_flags(flags));
   });
 }
 
 long mtier_prefetch_wait(long ticket, int timeout_ms) {
   return guarded_long([&]() -> long {
-    mtier::Engine* e = prefetching();
-    return e ? e->prefetch_wait(ticket, timeout_ms) : -EINVAL;
+    mtier::Engine* e = looking_ahead();
+    return e ? e->lookahead_wait(ticket, timeout_ms) : -EINVAL;
   });
 }
 
 int mtier_prefetch_useful(void) {
   return guarded([&] {
-    mtier::Engine* e = prefetching();
-    return e && e->prefetch_useful() ? 1 : 0;
+    mtier::Engine* e = looking_ahead();
+    return e && e->lookahead_useful() ? 1 : 0;
   });
 }
 
 int mtier_prefetch_advance(uint64_t batch) {
   return guarded([&] {
-    mtier::Engine* e = prefetching();
-    return e ? e->prefetch_advance(batch) : -ENODEV;
+    mtier::Engine* e = looking_ahead();
+    return e ? e->lookahead_advance(batch) : -ENODEV;
   });
 }
 

@@ -41,7 +41,7 @@ void fault_help(FILE* out) {
           "read is verified with, and dropping a page's mapping as the evictor does (a\n"
           "dirty or a clean entry, one madvise a page or 64 pages a process_madvise, or\n"
           "a 512-page span at once with the rest mapped again by UFFDIO_CONTINUE,\n"
-          "another thread running); the eviction throughput to each store; prefetch;\n"
+          "another thread running); the eviction throughput to each store; the read-around;\n"
           "the device's QD32 4 KiB random write and read throughput through a store\n"
           "channel; and the access sampler's overhead on a DRAM-resident workload (%.0f s\n"
           "a run, sampler off and on, alternating). Goals are printed with PASS/MISS; the\n"

@@ -43,8 +43,8 @@ struct Options {
   bool store_force = false;         // take a block device that holds a filesystem or partitions
   std::string pmem_path;            // PMem store ("" = none)
   uint64_t pmem_bytes = 0;          // PMem store capacity; 0 = device size
-  unsigned queue_depth = 64;        // io_uring depth for batched eviction / prefetch
-  unsigned prefetch_pages = 0;      // adjacent absent pages fetched with a missing one
+  unsigned queue_depth = 64;        // io_uring depth for batched eviction / reads
+  unsigned prefetch_pages = 0;      // the read-around: adjacent absent pages fetched with a missing one
   unsigned zero_ahead_pages = 15;   // first touch: following new pages zero-filled with it
   unsigned stream_pages = 256;      // a front-to-back walk's most pages brought with a fault
   bool evict_lfu = false;           // victims by decayed access frequency (GCLOCK), not CLOCK

@@ -261,7 +261,7 @@ void DaemonLink::apply(const ipc::Order& o) {
       rc = engine_.evict_range(id, page, o.count, o.tier == 1);
       break;
     case ipc::OrderOp::kPrefetch:
-      rc = engine_.prefetch_range(id, page, o.count);
+      rc = engine_.fetch_order(id, page, o.count);
       break;
     case ipc::OrderOp::kMove: {
       // Down to the slow tier is an eviction that stops there; up to DRAM

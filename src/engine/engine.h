@@ -15,7 +15,7 @@
 #include "evict/evictor.h"
 #include "ipc/segment.h"
 #include "page/core.h"
-#include "prefetch/prefetcher.h"
+#include "lookahead/lookahead.h"
 #include "uffd/fault_handler.h"
 #include "uffd/fork_hello.h"
 
@@ -42,11 +42,11 @@ struct StoreStats {
   uint64_t capacity_bytes, used_bytes;
 };
 
-// Engine::prefetch_* flags.
-inline constexpr unsigned kPrefetchAsync = 1, kPrefetchWrite = 2;
+// Engine::lookahead_* flags (the C API's MTIER_PREFETCH_*).
+inline constexpr unsigned kLookaheadAsync = 1, kLookaheadWrite = 2;
 
-// A byte range named by a prefetch.
-struct PrefetchRange {
+// A byte range named by a lookahead call (the C API's mtier_range).
+struct LookaheadRange {
   const void* addr;
   size_t len;
 };
@@ -122,7 +122,7 @@ class Engine {
   // The table's first page in the region (the daemon's page numbers).
   [[nodiscard]] int table_first_page(int table_id, uint64_t* first);
   // Queues the range's store-held pages for fetching while DRAM has room.
-  [[nodiscard]] int prefetch_range(int table_id, uint64_t first, uint64_t count);
+  [[nodiscard]] int fetch_order(int table_id, uint64_t first, uint64_t count);
   // Moves the pages of [first, first+count) of table `table_id` that are in
   // the slow memory tier back to DRAM, while DRAM is below its high
   // watermark (a daemon's promotion order). Returns the pages moved, or
@@ -137,28 +137,28 @@ class Engine {
   // totals since the engine started.
   CounterTotals counter_totals();
 
-  // The lookahead (engine_prefetch.cc; the C API's mtier_prefetch_*). The
+  // The lookahead (engine_lookahead.cc; the C API's mtier_prefetch_*). The
   // pages of the ranges, or of rows ids[0..n) of `row_bytes` each from
   // `base` (id_bytes 4 or 8; negative ids skipped), deduplicated, are read
-  // into DRAM and pinned for `batch` by the prefetcher (started on first
-  // use). Memory outside tables is ignored. `flags`: kPrefetchAsync returns
-  // a ticket for prefetch_wait (else it waits and returns the pages read);
-  // kPrefetchWrite places pages read dirty and writable. -errno on errors.
-  [[nodiscard]] long prefetch_ranges(const PrefetchRange* ranges, size_t n, uint64_t batch,
+  // into DRAM and pinned for `batch` by the Lookahead (started on first
+  // use). Memory outside tables is ignored. `flags`: kLookaheadAsync returns
+  // a ticket for lookahead_wait (else it waits and returns the pages read);
+  // kLookaheadWrite places pages read dirty and writable. -errno on errors.
+  [[nodiscard]] long lookahead_ranges(const LookaheadRange* ranges, size_t n, uint64_t batch,
                                      unsigned flags);
-  [[nodiscard]] long prefetch_rows(const void* base, size_t row_bytes, const void* ids, size_t n,
+  [[nodiscard]] long lookahead_rows(const void* base, size_t row_bytes, const void* ids, size_t n,
                                    int id_bytes, uint64_t batch, unsigned flags);
-  [[nodiscard]] long prefetch_wait(long ticket, int timeout_ms);
+  [[nodiscard]] long lookahead_wait(long ticket, int timeout_ms);
   // Releases the pins of batches before `batch` (in order with the
-  // prefetches queued before it). While a prefetch can bring nothing in
+  // reads queued before it). While the lookahead can bring nothing in
   // and nothing is pinned, the advance is only recorded (no round trip
-  // through the prefetcher's thread, which is not even started) and put
-  // before the next prefetch served. 0 or -errno.
-  [[nodiscard]] int prefetch_advance(uint64_t batch);
-  // Whether naming pages can do anything: a prefetch can bring pages in
-  // (prefetch_can_help) or pages are pinned. A few counters read: for callers that
-  // would rather not build a prefetch's arguments for nothing.
-  bool prefetch_useful() const;
+  // through the lookahead's thread, which is not even started) and put
+  // before the next read ahead served. 0 or -errno.
+  [[nodiscard]] int lookahead_advance(uint64_t batch);
+  // Whether naming pages can do anything: the lookahead can bring pages in
+  // (lookahead_can_help) or pages are pinned. A few counters read: for callers that
+  // would rather not build a lookahead call's arguments for nothing.
+  bool lookahead_useful() const;
 
   // Fork (uffd/forked_children.h). Called by the thread about to fork (the
   // fork's prepare handler; lock-free): what the child needs to read the
@@ -195,9 +195,9 @@ class Engine {
   void release_holds(Table* t, uint64_t first, uint64_t end);
   void drop_retired_locked();
   void open_segment();
-  Prefetcher* prefetcher(int* err);
-  long submit_prefetch(std::vector<PrefetchKey>&& keys, uint64_t batch, unsigned flags);
-  bool prefetch_can_help() const;
+  Lookahead* lookahead_worker(int* err);
+  long submit_lookahead(std::vector<LookaheadKey>&& keys, uint64_t batch, unsigned flags);
+  bool lookahead_can_help() const;
   static constexpr uint32_t kDirectoryTables = 4096;
   static constexpr uint32_t kRingSlots = 4096;
 
@@ -206,9 +206,9 @@ class Engine {
   std::unique_ptr<Evictor> evictor_;
   std::unique_ptr<ipc::Segment> segment_;  // page words, directory, hints, orders
   std::unique_ptr<DaemonLink> link_;
-  std::mutex prefetcher_mu_;  // a leaf: the prefetcher's start
-  std::unique_ptr<Prefetcher> prefetcher_;
-  std::atomic<uint64_t> deferred_advance_{0};  // recorded by prefetch_advance; 0: none
+  std::mutex lookahead_mu_;  // a leaf: the lookahead's start
+  std::unique_ptr<Lookahead> lookahead_;
+  std::atomic<uint64_t> deferred_advance_{0};  // recorded by lookahead_advance; 0: none
   bool directory_full_said_ = false;
 };
 

@@ -229,7 +229,7 @@ void Engine::open_segment() {
 
 Engine::~Engine() {
   if (link_) link_->stop();
-  if (prefetcher_) prefetcher_->stop();
+  if (lookahead_) lookahead_->stop();
   if (evictor_) evictor_->stop();
   if (handler_) handler_->stop();
   if (core_ && core_->uffd) {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Migration orders from outside the engine (the daemon's policies, through
-// the daemon link): evict a range out of DRAM, prefetch a range into it, set
+// the daemon link): evict a range out of DRAM, fetch a range into it (a fetch order), set
 // the DRAM budget. Each is validated against the tables (the daemon is
 // another process) and clipped to its table.
 #include <cerrno>
@@ -26,8 +26,8 @@ long Engine::promote_range(int table_id, uint64_t first, uint64_t count) {
   return evictor_->promote_range(table_id, first, count);
 }
 
-int Engine::prefetch_range(int table_id, uint64_t first, uint64_t count) {
-  return handler_->request_prefetch(table_id, first, count);
+int Engine::fetch_order(int table_id, uint64_t first, uint64_t count) {
+  return handler_->queue_fetch_order(table_id, first, count);
 }
 
 void Engine::set_budget_pages(int tier, uint64_t pages, uint64_t ceiling) {

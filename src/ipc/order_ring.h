@@ -20,7 +20,7 @@
 // the daemon read it.
 //   EVICT      leave DRAM. tier: 1 to the slow memory tier, 0 out of memory
 //              (to the runtime's store)
-//   PREFETCH   bring into DRAM. tier: 0
+//   PREFETCH   bring into DRAM (a fetch order; the wire keeps the name). tier: 0
 //   MOVE       move between memory tiers. tier: the destination, 0 DRAM or
 //              1 slow memory
 //   SET_BUDGET the budget of memory tier `tier` (0 DRAM, 1 slow) becomes

@@ -30,11 +30,11 @@
 //      deadlock: page/run_lock.h); everyone else holds one.
 //   4. Leaves, taken last and holding nothing else while held: Residency's
 //      mutex (the room/work condition variables), the stores' slot
-//      allocators, FaultHandler::request_mu_, Prefetcher::mu_ (its queue),
+//      allocators, FaultHandler::request_mu_, Lookahead::mu_ (its queue),
 //      DaemonLink::state_mu_, ForkedChildren::hold_mu_, the log.
 //
 // Pins (the lookahead window's bit in a page word) change under the page's
-// stripe lock, like the state; the prefetcher's worker pins with the
+// stripe lock, like the state; the lookahead's worker pins with the
 // registry shared, and an eviction never starts on a pinned page but for
 // the program's own mtier_table_evict. The program's locks (mlock:
 // Table::held) change by atomic RMW with the registry shared; no eviction
@@ -42,14 +42,14 @@
 //
 // Waits:
 //   - for DRAM room (Residency::wait_for_room: the fault handler, and the
-//     prefetcher's worker before a prefetch claims its pages): with no
+//     lookahead's worker before a read ahead claims its pages): with no
 //     ranked lock held. The evictor that makes the room takes pass_mu_ and
 //     the registry (shared); a waiter holding the registry would deadlock
 //     behind a writer (create_table) queued between the two on a
 //     writer-preferring rwlock. The handler waits before it takes the
 //     registry for a batch (FaultHandler::handle_batch); checked builds
 //     assert it.
-//   - for store I/O: the fault handler and the prefetcher read with the
+//   - for store I/O: the fault handler and the lookahead read with the
 //     registry shared and no stripe lock (its pages are FETCHING: a fault on one finds it so and
 //     waits for the wake); the evictor writes back with pass_mu_ and the
 //     registry shared and no stripe lock (its pages are EVICTING and
@@ -84,10 +84,10 @@ struct EngineCounters {
   std::atomic<uint64_t> store_errors{0};  // failed store reads and writes
   std::atomic<uint64_t> sampled_pages{0}; // PTEs zapped by the sampler and clock
   std::atomic<uint64_t> demote_failures{0}; // pages move_pages did not move
-  // The lookahead (prefetch/): calls served, pages named (deduplicated per
+  // The lookahead (lookahead/; the names are the public counters', mtier_stats): calls served, pages named (deduplicated per
   // call), pages read ahead of any access, pages named that were resident
   // already, pages read ahead that an access reached while they were still
-  // in flight (the prefetch came late: the access waited for the read),
+  // in flight (the read ahead came late: the access waited for the read),
   // pages pinned now, and pages named but not pinned (the window was full).
   std::atomic<uint64_t> prefetch_calls{0};
   std::atomic<uint64_t> prefetch_pages{0};

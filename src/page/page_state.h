@@ -9,7 +9,7 @@
 //   ABSENT (store s, slot n)      --claim-->          FETCHING
 //   FETCHING --placed_clean / placed_dirty-->          CLEAN / DIRTY
 //   FETCHING --fetch_failed-->                         FAILED (access gets SIGBUS)
-//   FETCHING --unclaim-->                              ABSENT (a prefetch that failed)
+//   FETCHING --unclaim-->                              ABSENT (a read ahead that failed)
 //   CLEAN    --write-->                                DIRTY
 //   DIRTY    --evict_begin-->                          EVICTING (unmapped, or write-
 //                                                      protected without CONTINUE_MODE_WP)
@@ -22,7 +22,7 @@
 //                                                      slot, heat, tier bits)
 //
 // Pinned is a flag beside the state, not a state: the lookahead window
-// (prefetch/window.h) sets it on the pages its batches name, in any state,
+// (lookahead/window.h) sets it on the pages its batches name, in any state,
 // and clears it when the window passes the batch that pinned it last (the
 // word keeps that batch's number, modulo 256). The evictor's CLOCK and the
 // daemon's orders, for every tier, never start an eviction of a pinned page

@@ -48,7 +48,7 @@ class Residency {
   void add(int64_t pages);
   void sub(int64_t pages);
   // Pages claimed for placement (FETCHING) and not placed yet: the fault
-  // handler and the prefetcher claim concurrently, so each counts the
+  // handler and the lookahead claim concurrently, so each counts the
   // other's claims before it claims more (room_below). claim() when a page
   // is claimed into DRAM; placed() when it lands (it becomes resident);
   // unclaimed() when it does not (unclaim, failure).
@@ -67,7 +67,7 @@ class Residency {
   // Claims one page if resident and claimed pages stay within `limit`;
   // false, nothing claimed, otherwise. Threads that claim this way never
   // both take the last page of room (the fault handler's pages brought
-  // with a fault against the prefetcher's): the count is compared and
+  // with a fault against the lookahead's): the count is compared and
   // bumped in one step. resident() only grows through placed(), which
   // takes the page off claimed() as it adds it: never past the limit.
   bool try_claim(uint64_t limit, uint64_t pages = 1) {
@@ -89,11 +89,11 @@ class Residency {
   // returns false at once: the caller goes over budget rather than hang.
   // The caller holds no ranked lock (LOCKING in page/core.h).
   // With timeout_ms >= 0, also returns false when that passed (the
-  // prefetcher's wait: a prefetch is worth a bounded wait only).
+  // lookahead's wait: a read ahead is worth a bounded wait only).
   bool wait_for_room(uint64_t pages, int timeout_ms = -1);
   // wait_for_room, and the room taken in the same step as it is found: the
   // pages count as claimed at once, so that no other claimant (the
-  // prefetcher's worker, try_claim) takes the room between the wait and the
+  // lookahead's worker, try_claim) takes the room between the wait and the
   // caller's claims - which put DRAM one page over the budget, seen by the
   // torture test's mincore count. The caller claims its pages without
   // counting them again and gives back what it did not use (unclaimed(n)).

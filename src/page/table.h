@@ -20,7 +20,9 @@ struct TableCounters {
   std::atomic<uint64_t> wp_faults{0};        // first writes to clean pages
   std::atomic<uint64_t> zero_fills{0};
   std::atomic<uint64_t> fetches{0};          // pages read from a store
-  std::atomic<uint64_t> prefetches{0};       // of which fetched ahead of a fault
+  // Pages read from a store ahead of a fault, by all three paths: the
+  // read-around, fetch orders and the lookahead (the public name).
+  std::atomic<uint64_t> prefetches{0};
   std::atomic<uint64_t> evictions{0};        // pages that left DRAM
   std::atomic<uint64_t> writebacks{0};       // of which were dirty and written
   std::atomic<uint64_t> evict_cancels{0};    // writes that raced an eviction
@@ -74,7 +76,7 @@ struct Table {
   std::unique_ptr<uint32_t[]> sums;
   TableCounters counters;
   // Set (never cleared) once the lookahead names a page of this table: its
-  // accesses are then seen through the names (the prefetcher marks every
+  // accesses are then seen through the names (the lookahead marks every
   // page it names as accessed), so the CLOCK's second chance clears the
   // referenced bit without zapping the page - a zap would only cost the
   // next access a MINOR fault that tells nothing new.

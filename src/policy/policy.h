@@ -97,7 +97,7 @@ struct NodeView {
 struct Move {
   enum Op : uint8_t {
     kEvict,     // leave memory (DRAM or the slow tier) for a store
-    kPrefetch,  // bring into DRAM from a store
+    kPrefetch,  // bring into DRAM from a store: sent as a fetch order
     kPromote,   // slow tier -> DRAM
     kDemote,    // DRAM -> slow tier
   };

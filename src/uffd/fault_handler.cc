@@ -30,7 +30,7 @@
 namespace mtier {
 namespace {
 
-constexpr size_t kMaxRequests = 4096;  // queued prefetch requests (the daemon re-orders)
+constexpr size_t kMaxRequests = 4096;  // queued fetch orders (the daemon re-orders)
 
 bool is_write(uint64_t flags) { return flags & UFFD_PAGEFAULT_FLAG_WRITE; }
 bool is_minor(uint64_t flags) { return flags & UFFD_PAGEFAULT_FLAG_MINOR; }
@@ -101,7 +101,7 @@ void FaultHandler::stop() {
   (void)sys::close_fd(request_fd_);
 }
 
-int FaultHandler::request_prefetch(int table_id, uint64_t first, uint64_t count) {
+int FaultHandler::queue_fetch_order(int table_id, uint64_t first, uint64_t count) {
   {
     std::lock_guard<std::mutex> lk(request_mu_);
     // Within the capacity prepare() reserved: no allocation, and a daemon
@@ -114,9 +114,9 @@ int FaultHandler::request_prefetch(int table_id, uint64_t first, uint64_t count)
   return 0;
 }
 
-// Requested prefetches are placed in chunks of pending_'s capacity, only
+// Fetch orders are placed in chunks of pending_'s capacity, only
 // while DRAM stays below its high watermark: no wait, no allocation.
-void FaultHandler::serve_prefetch_requests() {
+void FaultHandler::serve_fetch_orders() {
   uint64_t n;
   (void)!read(request_fd_, &n, sizeof n);
   {
@@ -126,7 +126,7 @@ void FaultHandler::serve_prefetch_requests() {
   std::shared_lock tables(core_.tables.mutex());
   pending_.clear();
   // Claims count in Residency::claimed() at once: the room shrinks as
-  // pages are claimed, and the prefetcher's claims count too.
+  // pages are claimed, and the lookahead's claims count too.
   const uint64_t high = core_.residency.high_pages();
   auto flush = [&] {
     requested_placed_.fetch_add(pending_.size(), std::memory_order_relaxed);
@@ -173,7 +173,7 @@ void FaultHandler::run() {
       continue;
     }
     if (fds[1].revents) break;
-    if (fds[2].revents) serve_prefetch_requests();
+    if (fds[2].revents) serve_fetch_orders();
     if (fds[0].revents) {
       long n = core_.uffd->read(msgs, kBatch);
       if (n < 0) {
@@ -188,7 +188,7 @@ void FaultHandler::run() {
   }
 }
 
-// fds[0]: this process's userfaultfd, [1] stop, [2] prefetch requests;
+// fds[0]: this process's userfaultfd, [1] stop, [2] fetch orders;
 // with forked children possible, [3] their announcements, then each
 // child's userfaultfd and pidfd. Returns the count.
 size_t FaultHandler::poll_set(struct pollfd* fds) const {
@@ -253,7 +253,7 @@ void FaultHandler::reap_child(size_t i) {
 
 // The pages a batch must have room for: its distinct MISSING faults. (A
 // MISSING fault on a page placed since counts too: room is made a little
-// early, never too late.) Followers - prefetched or zero-filled ahead - only
+// early, never too late.) Followers - read around the fault or zero-filled ahead - only
 // take room that is free: they never make the evictor run, and a batch
 // never waits for more than the budget.
 uint64_t FaultHandler::demand_pages(const struct uffd_msg* msgs, size_t n) const {
@@ -275,7 +275,7 @@ uint64_t FaultHandler::demand_pages(const struct uffd_msg* msgs, size_t n) const
 void FaultHandler::handle_batch(const struct uffd_msg* msgs, size_t n) {
   // Room first, with no lock held (LOCKING in page/core.h): the evictor
   // that makes it needs the registry.
-  // The room is reserved, not only waited for: the prefetcher's worker
+  // The room is reserved, not only waited for: the lookahead's worker
   // claims concurrently and would take it before this batch's claims.
   reserved_ = 0;
   if (uint64_t demand = demand_pages(msgs, n); demand) {
@@ -405,8 +405,8 @@ void FaultHandler::resolve(Table* t, uint64_t page, uint64_t flags, unsigned tid
       add_followers(t, page, PageWord::has_slot(w), is_write(flags));
       return;
     case PageState::kFetching:
-      // Placed by this batch or by the prefetcher: its placement wakes the
-      // thread (the mark makes the prefetcher's do so).
+      // Placed by this batch or by the lookahead: its placement wakes the
+      // thread (the mark makes the lookahead's do so).
       core_.word(t, page).fetch_or(PageWord::kWaiter, std::memory_order_acq_rel);
       return;
     case PageState::kFailed:
@@ -479,7 +479,7 @@ void FaultHandler::claim(Table* t, uint64_t page, bool write, unsigned tid) {
   pending_.push_back({t, page, write, false, tid, 0, kZeroPage});
 }
 
-// A page nobody waits on yet (brought with a fault, a requested prefetch):
+// A page nobody waits on yet (read around a fault, a fetch order's):
 // claimed only while DRAM's resident and claimed pages stay within `limit`
 // (claim_within). Same contract as claim(); returns whether it was claimed.
 bool FaultHandler::claim_ahead(Table* t, uint64_t page, bool write, uint64_t limit) {
@@ -491,7 +491,7 @@ bool FaultHandler::claim_ahead(Table* t, uint64_t page, bool write, uint64_t lim
 // Claims the pages among the `count` after `page` that are absent and, as
 // `from_store` says, held in a store or never written, each only while
 // DRAM's resident and claimed pages stay within `limit` (claim_within: the
-// prefetcher claims concurrently). Pages already in DRAM are passed over;
+// lookahead claims concurrently). Pages already in DRAM are passed over;
 // it stops at the first page that is neither. The claimed pages are placed
 // in the same batch, mapped as `write` says, with nobody waiting on them.
 // Returns the pages after `page` it went through (claimed or passed over).
@@ -529,8 +529,8 @@ uint64_t FaultHandler::in_dram_from(const Table* t, uint64_t page, uint64_t most
 // page as fetch_writable says):
 // - a fault that continues a front-to-back walk (sequential_streams.h):
 //   the walk's window, as far as the budget has free room;
-// - else a fetch: prefetch_pages store-held neighbours, as far as the
-//   budget has free room;
+// - else a fetch: the read-around, prefetch_pages store-held neighbours,
+//   as far as the budget has free room;
 // - else a first touch: zero_ahead_pages never-written neighbours, while
 //   DRAM stays below its low watermark with them (filling ahead of a
 //   program that is not walking never makes the evictor run). Why: a

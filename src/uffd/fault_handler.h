@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The fault-handler thread: reads userfaultfd messages in batches and
 // resolves every one. MISSING: zero-fill or fetch from the store that holds
-// the page (UFFDIO_COPY), with adjacent pages prefetched when configured;
+// the page (UFFDIO_COPY), with adjacent pages read around it when configured (prefetch_pages);
 // MINOR: an access seen by the sampler (UFFDIO_CONTINUE); WP: first write to
 // a clean page (un-protect, mark dirty). A failing store turns the access into
 // SIGBUS with a logged reason; the handler never leaves a fault unanswered.
@@ -10,7 +10,7 @@
 // announcements and serves their MISSING faults - the page is brought into
 // the memfd as for a read fault of this process's own, then the child is
 // woken (its retried access maps the memfd's page); a page on its way in
-// (the prefetcher's) is waited for between batches; a page that cannot be
+// (the lookahead's) is waited for between batches; a page that cannot be
 // had fails the child's access with SIGBUS. A child's exit (its pidfd)
 // closes its descriptors and lets the tables freed meanwhile that only it
 // could still read go.
@@ -66,17 +66,17 @@ class FaultHandler {
   static constexpr int kCopyRetries = mtier::kCopyRetries;
   // Messages read per batch.
   static constexpr size_t kBatch = 64;
-  // The poll set's fixed part: this process's userfaultfd, stop, prefetch
-  // requests, forked children's announcements (then 2 a child).
+  // The poll set's fixed part: this process's userfaultfd, stop, fetch
+  // orders, forked children's announcements (then 2 a child).
   static constexpr size_t kFixedFds = 4;
-  // Queues a prefetch of the store-held pages of [first, first+count) of
+  // Queues a fetch order: the store-held pages of [first, first+count) of
   // table `table_id` (a daemon's order). The handler thread claims them
   // between fault batches, only while DRAM is below its high watermark (a
-  // prefetch never makes the evictor run); a table gone by then is skipped.
+  // fetch order never makes the evictor run); a table gone by then is skipped.
   // Thread-safe; 0 or -ENOMEM.
-  [[nodiscard]] int request_prefetch(int table_id, uint64_t first, uint64_t count);
-  // Pages placed by requested prefetches since start.
-  uint64_t prefetched_on_request() const { return requested_placed_.load(); }
+  [[nodiscard]] int queue_fetch_order(int table_id, uint64_t first, uint64_t count);
+  // Pages placed by fetch orders since start.
+  uint64_t placed_on_order() const { return requested_placed_.load(); }
 
  private:
   struct Placement {
@@ -91,7 +91,7 @@ class FaultHandler {
     bool walk = false;   // a walk's page: mapped as the walk's fault was
   };
 
-  struct PrefetchRequest {
+  struct FetchOrder {
     int table_id;
     uint64_t first, count;
   };
@@ -114,7 +114,7 @@ class FaultHandler {
   void fail_child(const ChildWait& w, const char* why);
   void reap_child(size_t i);
   uint64_t demand_pages(const struct uffd_msg* msgs, size_t n) const;
-  void serve_prefetch_requests();
+  void serve_fetch_orders();
   void resolve(Table* t, uint64_t page, uint64_t flags, unsigned tid);
   void resolve_present(Table* t, uint64_t page, uint64_t w, uint64_t flags, unsigned tid);
   void claim(Table* t, uint64_t page, bool write, unsigned tid);
@@ -139,24 +139,24 @@ class FaultHandler {
   Core& core_;
   std::vector<std::unique_ptr<StoreChannel>> channels_;
   // Preallocated in prepare(): pending_ never grows past its capacity (a
-  // batch claims at most kBatch pages and their followers; requested
-  // prefetches are placed in chunks of that size).
+  // batch claims at most kBatch pages and their followers; fetch
+  // orders are placed in chunks of that size).
   std::vector<Placement> pending_;
   // Room reserved for the current batch's demand pages not yet claimed
   // (handle_batch; the handler's thread only).
   uint64_t reserved_ = 0;
   std::vector<std::vector<Placement*>> by_store_;
   std::vector<StoreIo> ios_;
-  std::vector<PrefetchRequest> serving_;  // swapped with requests_ under request_mu_
+  std::vector<FetchOrder> serving_;  // swapped with requests_ under request_mu_
   // Forked children's faults: those of the batch being served, and those
   // waiting for a page on its way in (the handler's thread only).
   std::vector<ChildWait> child_batch_, deferred_, retrying_;
   std::function<void()> on_child_exit_;
   std::thread thread_;
   int stop_fd_ = -1;
-  int request_fd_ = -1;  // eventfd: prefetch requests queued
+  int request_fd_ = -1;  // eventfd: fetch orders queued
   std::mutex request_mu_;
-  std::vector<PrefetchRequest> requests_;
+  std::vector<FetchOrder> requests_;
   std::atomic<uint64_t> requested_placed_{0};
   std::atomic<bool> running_{false};
   bool prepared_ = false;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Reading claimed pages back from a store, verified: the one fetch routine
 // behind every path that brings a stored page into DRAM - a fault's own page,
-// its neighbours and the daemon's fetch orders (FaultHandler), the
-// lookahead's reads ahead (Prefetcher). The caller then places each page
+// its read-around and the daemon's fetch orders (FaultHandler), the
+// lookahead's reads ahead (Lookahead). The caller then places each page
 // (place_claimed) or gives it back, under the page's stripe lock.
 #pragma once
 #include <algorithm>

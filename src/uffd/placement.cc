@@ -92,8 +92,8 @@ int place_claimed(Core& core, Table* t, uint64_t page, const void* source, bool 
   if (rc < 0) return rc;
   transition(word, write ? PageEvent::kPlacedDirty : PageEvent::kPlacedClean, t->id, page);
   mark_placed(core, word, scan);
-  // Without `demand` this is the prefetcher's placement: a waiter means the
-  // access reached the page while its read was in flight (a late prefetch).
+  // Without `demand` this is the lookahead's placement: a waiter means the
+  // access reached the page while its read was in flight (a late read ahead).
   if (waited && !demand) core.counters.prefetch_late.fetch_add(1, std::memory_order_relaxed);
   return 0;
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Placing a claimed page: the one way a FETCHING page becomes resident, for
-// the fault handler and the lookahead prefetcher alike.
+// the fault handler and the lookahead alike.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -19,7 +19,7 @@ void claim(Core& core, Table* t, uint64_t page);
 // already counted in Residency::claimed.
 void claim_reserved(Core& core, Table* t, uint64_t page);
 void unclaim(Core& core, Table* t, uint64_t page);
-// A claim of a page nobody waits for yet (brought with a fault, prefetched):
+// A claim of a page nobody waits for yet (read around a fault, a fetch order's, the lookahead's):
 // only if DRAM's resident and claimed pages stay within `limit` pages
 // (Residency::try_claim: atomic against the other claiming thread). False:
 // nothing claimed, the page stays ABSENT. Caller holds its stripe lock.
@@ -53,8 +53,8 @@ inline bool fetch_writable(Core& core, Table* t, bool write) {
 // the caller fails it). The page was counted in Residency::claim() when
 // claimed; placed() or unclaimed() settles it.
 // Caller holds the registry shared and the page's stripe lock.
-// `demand`: false for the prefetcher's placements, where a waiter the
-// fault handler marked (PageWord::kWaiter) counts as a late prefetch.
+// `demand`: false for the lookahead's placements, where a waiter the
+// fault handler marked (PageWord::kWaiter) counts as a late read ahead.
 // `scan`: a page of a front-to-back walk (the fault handler's), placed
 // referenced but without heat: once the walk is past it (its bit cleared,
 // FaultHandler::read_behind) the evictor's scan hand takes it before any

@@ -367,11 +367,11 @@ TEST_F(EngineTest, ZeroAheadStopsAtTheLowWatermark) {
     ASSERT_TRUE(check_page(t + p * kPage, pattern(id, p, 9))) << "page " << p;
 }
 
-TEST_F(EngineTest, PrefetchBringsNeighboursInOneBatch) {
+TEST_F(EngineTest, ReadAroundBringsNeighboursInOneBatch) {
   opts_.prefetch_pages = 8;
   start();
   int id;
-  char* t = table("prefetch", 256 * kPage, &id);
+  char* t = table("read-around", 256 * kPage, &id);
   for (uint64_t p = 0; p < 256; p++) fill_page(t + p * kPage, pattern(id, p, 4));
   ASSERT_EQ(engine_->evict_table(id), 0);
   for (uint64_t p = 0; p < 256; p++) ASSERT_TRUE(check_page(t + p * kPage, pattern(id, p, 4)));
@@ -1189,13 +1189,13 @@ TEST_F(EngineTest, LookaheadPlacesNamedRowsBeforeTheyAreRead) {
   }
   TableStats before;
   ASSERT_EQ(engine_->table_stats(id, &before), 0);
-  long read = engine_->prefetch_rows(t, row, ids64.data(), ids64.size(), 8, 1, false);
+  long read = engine_->lookahead_rows(t, row, ids64.data(), ids64.size(), 8, 1, false);
   EXPECT_GT(read, 100) << "the named pages were evicted: they must have been read";
-  long ticket = engine_->prefetch_rows(t, row, ids32.data(), ids32.size(), 4, 1, kPrefetchAsync);
+  long ticket = engine_->lookahead_rows(t, row, ids32.data(), ids32.size(), 4, 1, kLookaheadAsync);
   ASSERT_GT(ticket, 0);
-  EXPECT_GT(engine_->prefetch_wait(ticket, 60000), 100);
-  EXPECT_EQ(engine_->prefetch_wait(ticket, 0), engine_->prefetch_wait(ticket, 0)) << "waited twice";
-  EXPECT_EQ(engine_->prefetch_wait(ticket + 1000, 0), -EINVAL);
+  EXPECT_GT(engine_->lookahead_wait(ticket, 60000), 100);
+  EXPECT_EQ(engine_->lookahead_wait(ticket, 0), engine_->lookahead_wait(ticket, 0)) << "waited twice";
+  EXPECT_EQ(engine_->lookahead_wait(ticket + 1000, 0), -EINVAL);
   for (uint64_t i = 0; i < 200; i++) {
     uint64_t p64 = static_cast<uint64_t>(ids64[i]) / rows_per_page;
     uint64_t p32 = static_cast<uint64_t>(ids32[i]) / rows_per_page;
@@ -1209,17 +1209,17 @@ TEST_F(EngineTest, LookaheadPlacesNamedRowsBeforeTheyAreRead) {
   EngineStats st = engine_->stats();
   EXPECT_EQ(st.prefetch_calls, 2u);
   EXPECT_GT(st.pinned_pages, 0u);
-  EXPECT_EQ(engine_->prefetch_advance(2), 0);
-  // The advance is served in order: a prefetch queued after it sees it done.
+  EXPECT_EQ(engine_->lookahead_advance(2), 0);
+  // The advance is served in order: a read ahead queued after it sees it done.
   int64_t none = -1;
-  EXPECT_EQ(engine_->prefetch_rows(t, row, &none, 1, 8, 2, false), 0);
+  EXPECT_EQ(engine_->lookahead_rows(t, row, &none, 1, 8, 2, false), 0);
   EXPECT_EQ(engine_->stats().pinned_pages, 0u);
 
   // Named for writing: placed dirty and writable, the update costs no
   // write-protect fault, and the data written survives eviction.
   ASSERT_EQ(engine_->evict_table(id), 0);
   ASSERT_EQ(engine_->table_stats(id, &before), 0);
-  EXPECT_GT(engine_->prefetch_rows(t, row, ids64.data(), ids64.size(), 8, 2, kPrefetchWrite), 100);
+  EXPECT_GT(engine_->lookahead_rows(t, row, ids64.data(), ids64.size(), 8, 2, kLookaheadWrite), 100);
   for (uint64_t i = 0; i < 200; i++) {
     uint64_t p = static_cast<uint64_t>(ids64[i]) / rows_per_page;
     fill_page(t + p * kPage, pattern(id, p, 2));
@@ -1227,7 +1227,7 @@ TEST_F(EngineTest, LookaheadPlacesNamedRowsBeforeTheyAreRead) {
   ASSERT_EQ(engine_->table_stats(id, &after), 0);
   EXPECT_EQ(after.wp_faults, before.wp_faults) << "a page named for writing was write-protected";
   EXPECT_EQ(after.missing_faults, before.missing_faults);
-  EXPECT_EQ(engine_->prefetch_advance(3), 0);
+  EXPECT_EQ(engine_->lookahead_advance(3), 0);
   ASSERT_EQ(engine_->evict_table(id), 0);
   for (uint64_t i = 0; i < 200; i++) {
     uint64_t p = static_cast<uint64_t>(ids64[i]) / rows_per_page;
@@ -1237,23 +1237,23 @@ TEST_F(EngineTest, LookaheadPlacesNamedRowsBeforeTheyAreRead) {
 
   // Unmanaged memory, bad arguments, a freed table.
   char local[kPage];
-  PrefetchRange r{local, sizeof local};
-  EXPECT_EQ(engine_->prefetch_ranges(&r, 1, 3, false), 0);
-  EXPECT_EQ(engine_->prefetch_rows(t, row, ids64.data(), 1, 3, 3, false), -EINVAL);
-  EXPECT_EQ(engine_->prefetch_rows(t, 0, ids64.data(), 1, 8, 3, false), -EINVAL);
+  LookaheadRange r{local, sizeof local};
+  EXPECT_EQ(engine_->lookahead_ranges(&r, 1, 3, false), 0);
+  EXPECT_EQ(engine_->lookahead_rows(t, row, ids64.data(), 1, 3, 3, false), -EINVAL);
+  EXPECT_EQ(engine_->lookahead_rows(t, 0, ids64.data(), 1, 8, 3, false), -EINVAL);
   // The whole table at once: four budgets. Cut at the pin limit, said once,
   // within the budget by the kernel's count, and every page still intact.
-  PrefetchRange all{t, pages * kPage};
-  long big = engine_->prefetch_ranges(&all, 1, 3, false);
+  LookaheadRange all{t, pages * kPage};
+  long big = engine_->lookahead_ranges(&all, 1, 3, false);
   EXPECT_GE(big, 0);
   EXPECT_LE(big, budget_pages());
   EXPECT_GT(engine_->stats().window_overflows, 0u);
   EXPECT_LE(kernel_resident(), budget_pages());
-  EXPECT_EQ(engine_->prefetch_advance(4), 0);
+  EXPECT_EQ(engine_->lookahead_advance(4), 0);
   for (uint64_t p = 0; p < pages; p++)
     ASSERT_TRUE(check_page(t + p * kPage, pattern(id, p, 1))) << "page " << p;
   ASSERT_EQ(engine_->free_table(id), 0);
-  EXPECT_EQ(engine_->prefetch_ranges(&all, 1, 5, false), 0) << "a freed table is unmanaged";
+  EXPECT_EQ(engine_->lookahead_ranges(&all, 1, 5, false), 0) << "a freed table is unmanaged";
 }
 
 }  // namespace
@@ -1263,9 +1263,9 @@ namespace mtier {
 namespace {
 
 // While every table fits in the budget and no page is below DRAM, a
-// prefetch returns 0 at once: nothing served, nothing pinned, no ticket
+// lookahead call returns 0 at once: nothing served, nothing pinned, no ticket
 // even when asked for one. Once pages are in the store it reads them.
-TEST_F(EngineTest, APrefetchDoesNothingWhileEveryTableFits) {
+TEST_F(EngineTest, ALookaheadCallDoesNothingWhileEveryTableFits) {
   start();
   int id;
   const uint64_t pages = budget_pages() / 2;
@@ -1273,26 +1273,26 @@ TEST_F(EngineTest, APrefetchDoesNothingWhileEveryTableFits) {
   for (uint64_t p = 0; p < pages; p++) fill_page(t + p * kPage, pattern(id, p, 1));
   std::vector<int64_t> ids;
   for (uint64_t p = 0; p < pages; p += 3) ids.push_back(static_cast<int64_t>(p));
-  EXPECT_EQ(engine_->prefetch_rows(t, kPage, ids.data(), ids.size(), 8, 1, false), 0);
-  EXPECT_EQ(engine_->prefetch_rows(t, kPage, ids.data(), ids.size(), 8, 1, kPrefetchAsync), 0);
-  PrefetchRange all{t, pages * kPage};
-  EXPECT_EQ(engine_->prefetch_ranges(&all, 1, 1, false), 0);
+  EXPECT_EQ(engine_->lookahead_rows(t, kPage, ids.data(), ids.size(), 8, 1, false), 0);
+  EXPECT_EQ(engine_->lookahead_rows(t, kPage, ids.data(), ids.size(), 8, 1, kLookaheadAsync), 0);
+  LookaheadRange all{t, pages * kPage};
+  EXPECT_EQ(engine_->lookahead_ranges(&all, 1, 1, false), 0);
   EXPECT_EQ(engine_->stats().prefetch_calls, 0u);
   EXPECT_EQ(engine_->stats().pinned_pages, 0u);
-  EXPECT_FALSE(engine_->prefetch_useful());
-  EXPECT_EQ(engine_->prefetch_advance(1), 0);  // recorded only
+  EXPECT_FALSE(engine_->lookahead_useful());
+  EXPECT_EQ(engine_->lookahead_advance(1), 0);  // recorded only
   ASSERT_EQ(engine_->evict_table(id), 0);  // its pages now in the store
-  EXPECT_TRUE(engine_->prefetch_useful());
-  EXPECT_EQ(engine_->prefetch_rows(t, kPage, ids.data(), ids.size(), 8, 2, false),
+  EXPECT_TRUE(engine_->lookahead_useful());
+  EXPECT_EQ(engine_->lookahead_rows(t, kPage, ids.data(), ids.size(), 8, 2, false),
             static_cast<long>(ids.size()));
   EXPECT_EQ(engine_->stats().prefetch_calls, 1u);
   EXPECT_EQ(engine_->stats().pinned_pages, ids.size());
   // Pinned pages keep it useful (their advance must go through), and the
   // advance past their batch releases them.
-  EXPECT_TRUE(engine_->prefetch_useful());
-  EXPECT_EQ(engine_->prefetch_advance(3), 0);
-  // Served in order: a synchronous prefetch of nothing returns after it.
-  EXPECT_EQ(engine_->prefetch_rows(t, kPage, ids.data(), 0, 8, 3, false), 0);
+  EXPECT_TRUE(engine_->lookahead_useful());
+  EXPECT_EQ(engine_->lookahead_advance(3), 0);
+  // Served in order: a synchronous lookahead call of nothing returns after it.
+  EXPECT_EQ(engine_->lookahead_rows(t, kPage, ids.data(), 0, 8, 3, false), 0);
   EXPECT_EQ(engine_->stats().pinned_pages, 0u);
   for (uint64_t p = 0; p < pages; p++)
     ASSERT_TRUE(check_page(t + p * kPage, pattern(id, p, 1))) << "page " << p;

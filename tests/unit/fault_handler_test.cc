@@ -41,7 +41,7 @@ class FaultHandlerTest : public ::testing::Test {
     ASSERT_EQ(handler_->prepare(), 0);
   }
   // A new handler that fetches `n` store-held neighbours with each fetch.
-  void restart_with_prefetch_pages(unsigned n) {
+  void restart_with_read_around(unsigned n) {
     handler_.reset();
     e_.core->opts.prefetch_pages = n;
     handler_ = std::make_unique<FaultHandler>(*e_.core);
@@ -194,7 +194,7 @@ TEST_F(FaultHandlerTest, AByteAddressableStoreIsVerifiedBeforeTheCopyFromItsMapp
 }
 
 TEST_F(FaultHandlerTest, AFollowerThatComesBackDifferentStaysInTheStore) {
-  ASSERT_NO_FATAL_FAILURE(restart_with_prefetch_pages(2));
+  ASSERT_NO_FATAL_FAILURE(restart_with_read_around(2));
   e_.put_in_store(10, 3, 0x10);
   e_.put_in_store(11, 4, 0x11);
   memset(e_.store->slot_data(4), 0, kPageSize);  // truncated and extended: zeros
@@ -209,8 +209,8 @@ TEST_F(FaultHandlerTest, AFollowerThatComesBackDifferentStaysInTheStore) {
   EXPECT_EQ(e_.uffd->count(UffdCall::kPoison, e_.addr(11)), 1u);
 }
 
-TEST_F(FaultHandlerTest, PrefetchedNeighboursOnlyTakeFreeRoom) {
-  ASSERT_NO_FATAL_FAILURE(restart_with_prefetch_pages(8));
+TEST_F(FaultHandlerTest, ReadAroundOnlyTakesFreeRoom) {
+  ASSERT_NO_FATAL_FAILURE(restart_with_read_around(8));
   for (uint64_t p = 0; p < 13; p++) e_.make_resident(p, 0, false);
   for (uint64_t p = 20; p < 30; p++) e_.put_in_store(p, p, static_cast<char>(p));
   fault(20);
@@ -220,8 +220,8 @@ TEST_F(FaultHandlerTest, PrefetchedNeighboursOnlyTakeFreeRoom) {
   EXPECT_EQ(e_.state(23), PageState::kAbsent);
 }
 
-TEST_F(FaultHandlerTest, AFailedPrefetchLeavesThePageInTheStore) {
-  ASSERT_NO_FATAL_FAILURE(restart_with_prefetch_pages(2));
+TEST_F(FaultHandlerTest, AFailedReadAroundLeavesThePageInTheStore) {
+  ASSERT_NO_FATAL_FAILURE(restart_with_read_around(2));
   e_.put_in_store(10, 3, 0x10);
   e_.put_in_store(11, 4, 0x11);
   e_.put_in_store(12, 5, 0x12);
@@ -469,7 +469,7 @@ TEST_F(FaultHandlerTest, ABatchWaitingForRoomHoldsNoLock) {
   EXPECT_EQ(e_.core->residency.resident(), 16);
 }
 
-// The fault handler's pages brought with a fault and the prefetcher's claim
+// The fault handler's pages brought with a fault and the lookahead's claim
 // concurrently: two threads taking room page by page never take more than
 // there is between them (a check and a claim apart could each take the last
 // page: the torture test once saw 3073 pages resident of a 3072 budget).
@@ -495,10 +495,10 @@ TEST(ResidencyClaims, TwoThreadsNeverClaimPastTheLimit) {
   }
 }
 
-// The fault handler's demand pages against the prefetcher's claims: the
+// The fault handler's demand pages against the lookahead's claims: the
 // room a batch waited for is taken in the same step (reserve_room), so a
 // claimant racing it finds none left, and what the batch did not use goes
-// back. (Waiting, then claiming, let the prefetcher take the room between
+// back. (Waiting, then claiming, let the lookahead take the room between
 // the two: the torture test again saw 3073 pages of a 3072 budget.)
 TEST(ResidencyClaims, RoomReservedForABatchIsNotTakenByAnotherClaimant) {
   for (int round = 0; round < 50; round++) {

@@ -126,7 +126,7 @@ void lookahead_under_mtier(unsigned divisor) {
 // A quarter of the tables' bytes: a step names up to 192 pages (3 tables x
 // 64 rows), so the window of two steps overflows the pin limit (117 pages):
 // the pages beyond it are demand-faulted, and nothing waits forever (the
-// engine once did, in the prefetcher's wait for room).
+// engine once did, in the lookahead's wait for room).
 TEST(SampleTrainer, LookaheadUnderMtier) { lookahead_under_mtier(4); }
 
 }  // namespace

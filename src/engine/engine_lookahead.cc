@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The lookahead's entry: named rows and ranges turned into the pages of
-// managed tables (deduplicated), handed to the prefetcher.
+// managed tables (deduplicated), handed to the Lookahead (src/lookahead/).
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -15,7 +15,7 @@ namespace {
 
 // Appends the pages of [a, a+len) that lie in tables, clipped to each.
 // Registry held shared by the caller.
-void add_range(TableRegistry& tables, uintptr_t a, size_t len, std::vector<PrefetchKey>* out) {
+void add_range(TableRegistry& tables, uintptr_t a, size_t len, std::vector<LookaheadKey>* out) {
   uintptr_t end = a + len;
   if (len == 0 || end < a) return;
   while (a < end) {
@@ -32,47 +32,47 @@ void add_range(TableRegistry& tables, uintptr_t a, size_t len, std::vector<Prefe
 
 }  // namespace
 
-Prefetcher* Engine::prefetcher(int* err) {
-  std::lock_guard lk(prefetcher_mu_);
-  if (!prefetcher_) {
-    auto p = std::make_unique<Prefetcher>(*core_);
+Lookahead* Engine::lookahead_worker(int* err) {
+  std::lock_guard lk(lookahead_mu_);
+  if (!lookahead_) {
+    auto p = std::make_unique<Lookahead>(*core_);
     if (int rc = p->start(); rc < 0) {
       *err = rc;
-      MTIER_LOG_ERROR("lookahead: the prefetcher could not start: %s", strerror(-rc));
+      MTIER_LOG_ERROR("lookahead: its worker could not start: %s", strerror(-rc));
       return nullptr;
     }
-    prefetcher_ = std::move(p);
-    MTIER_LOG_INFO("lookahead: prefetcher started (reads at queue depth %u, pins up to %u%% of "
+    lookahead_ = std::move(p);
+    MTIER_LOG_INFO("lookahead: worker started (reads at queue depth %u, pins up to %u%% of "
                    "the DRAM budget)",
                    core_->opts.queue_depth, core_->opts.pin_limit_pct);
   }
-  return prefetcher_.get();
+  return lookahead_.get();
 }
 
-long Engine::submit_prefetch(std::vector<PrefetchKey>&& keys, uint64_t batch, unsigned flags) {
+long Engine::submit_lookahead(std::vector<LookaheadKey>&& keys, uint64_t batch, unsigned flags) {
   std::sort(keys.begin(), keys.end());
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   int err = 0;
-  Prefetcher* p = prefetcher(&err);
+  Lookahead* p = lookahead_worker(&err);
   if (!p) return err;
   if (uint64_t b = deferred_advance_.exchange(0); b) {
     if (long r = p->advance(b); r < 0) return r;
   }
-  long ticket = p->submit(std::move(keys), batch, flags & kPrefetchWrite);
-  if (ticket < 0 || (flags & kPrefetchAsync)) return ticket;
+  long ticket = p->submit(std::move(keys), batch, flags & kLookaheadWrite);
+  if (ticket < 0 || (flags & kLookaheadAsync)) return ticket;
   return p->wait(ticket, -1);
 }
 
-// Whether a prefetch can bring anything in. Not while every table fits in
+// Whether the lookahead can bring anything in. Not while every table fits in
 // the DRAM budget and no page is held below DRAM (no slow tier, no store
 // slot in use): every page is then resident or never written, and none is
 // evicted, so naming pages (building the keys, pinning each under its
-// lock, a round trip through the prefetcher's thread) would only cost the
+// lock, a round trip through the lookahead's thread) would only cost the
 // caller. Measured with the PyTorch trainer and a budget of twice its
 // tables: the pre-hook's synchronous hints made its median step 30-100%
 // slower than with no integration (12-18 ms against 8-9 ms). Checked at
 // every call: a budget that shrinks (mtierd's share) makes them useful again.
-bool Engine::prefetch_can_help() const {
+bool Engine::lookahead_can_help() const {
   const Core& c = *core_;
   if (c.has_slow_tier() || c.tables.table_pages() > c.residency.budget_pages()) return true;
   for (const auto& s : c.stores)
@@ -80,24 +80,24 @@ bool Engine::prefetch_can_help() const {
   return false;
 }
 
-long Engine::prefetch_ranges(const PrefetchRange* ranges, size_t n, uint64_t batch,
+long Engine::lookahead_ranges(const LookaheadRange* ranges, size_t n, uint64_t batch,
                              unsigned flags) {
   if (n && !ranges) return -EINVAL;
-  if (!prefetch_can_help()) return 0;
-  std::vector<PrefetchKey> keys;
+  if (!lookahead_can_help()) return 0;
+  std::vector<LookaheadKey> keys;
   {
     std::shared_lock lk(core_->tables.mutex());
     for (size_t i = 0; i < n; i++)
       add_range(core_->tables, reinterpret_cast<uintptr_t>(ranges[i].addr), ranges[i].len, &keys);
   }
-  return submit_prefetch(std::move(keys), batch, flags);
+  return submit_lookahead(std::move(keys), batch, flags);
 }
 
-long Engine::prefetch_rows(const void* base, size_t row_bytes, const void* ids, size_t n,
+long Engine::lookahead_rows(const void* base, size_t row_bytes, const void* ids, size_t n,
                            int id_bytes, uint64_t batch, unsigned flags) {
   if ((id_bytes != 4 && id_bytes != 8) || row_bytes == 0 || (n && !ids)) return -EINVAL;
-  if (!prefetch_can_help()) return 0;
-  std::vector<PrefetchKey> keys;
+  if (!lookahead_can_help()) return 0;
+  std::vector<LookaheadKey> keys;
   keys.reserve(n);
   {
     std::shared_lock lk(core_->tables.mutex());
@@ -111,36 +111,36 @@ long Engine::prefetch_rows(const void* base, size_t row_bytes, const void* ids, 
       add_range(core_->tables, b + static_cast<uintptr_t>(off), row_bytes, &keys);
     }
   }
-  return submit_prefetch(std::move(keys), batch, flags);
+  return submit_lookahead(std::move(keys), batch, flags);
 }
 
-long Engine::prefetch_wait(long ticket, int timeout_ms) {
-  Prefetcher* p;
+long Engine::lookahead_wait(long ticket, int timeout_ms) {
+  Lookahead* p;
   {
-    std::lock_guard lk(prefetcher_mu_);
-    p = prefetcher_.get();
+    std::lock_guard lk(lookahead_mu_);
+    p = lookahead_.get();
   }
   return p ? p->wait(ticket, timeout_ms) : -EINVAL;
 }
 
-bool Engine::prefetch_useful() const {
-  return prefetch_can_help() || core_->counters.pinned_pages.load(std::memory_order_relaxed) > 0;
+bool Engine::lookahead_useful() const {
+  return lookahead_can_help() || core_->counters.pinned_pages.load(std::memory_order_relaxed) > 0;
 }
 
 // Measured with the PyTorch trainer and a budget of twice its tables: an
-// advance a step woke the prefetcher's thread for nothing (and started it).
-// A recorded advance goes before the next prefetch served; should a
-// prefetch still queued pin pages after it was recorded (the budget grew
+// advance a step woke the lookahead's thread for nothing (and started it).
+// A recorded advance goes before the next read ahead served; should a
+// read still queued pin pages after it was recorded (the budget grew
 // meanwhile), they stay pinned until then: within the pin limit, so the
 // evictor still has victims.
-int Engine::prefetch_advance(uint64_t batch) {
-  if (!prefetch_useful()) {
+int Engine::lookahead_advance(uint64_t batch) {
+  if (!lookahead_useful()) {
     deferred_advance_.store(batch, std::memory_order_relaxed);
     return 0;
   }
   deferred_advance_.store(0, std::memory_order_relaxed);  // this advance goes past it
   int err = 0;
-  Prefetcher* p = prefetcher(&err);
+  Lookahead* p = lookahead_worker(&err);
   if (!p) return err;
   long ticket = p->advance(batch);
   return ticket < 0 ? static_cast<int>(ticket) : 0;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "prefetch/prefetcher.h"
+#include "lookahead/lookahead.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -16,11 +16,11 @@
 
 namespace mtier {
 
-Prefetcher::Prefetcher(Core& core) : core_(core), window_(core) {}
+Lookahead::Lookahead(Core& core) : core_(core), window_(core) {}
 
-Prefetcher::~Prefetcher() { stop(); }
+Lookahead::~Lookahead() { stop(); }
 
-int Prefetcher::start() {
+int Lookahead::start() {
   if (int rc = open_channels(core_, &channels_); rc < 0) return rc;
   try {
     claimed_.reserve(core_.opts.queue_depth);
@@ -29,11 +29,11 @@ int Prefetcher::start() {
   } catch (const std::bad_alloc&) {
     return -ENOMEM;
   }
-  return start_runtime_thread(&thread_, "prefetcher", "lookahead prefetches are no longer served",
+  return start_runtime_thread(&thread_, "lookahead", "lookahead reads are no longer served",
                               [this] { run(); });
 }
 
-void Prefetcher::stop() {
+void Lookahead::stop() {
   {
     std::lock_guard lk(mu_);
     if (stopping_) return;
@@ -50,7 +50,7 @@ void Prefetcher::stop() {
   done_cv_.notify_all();
 }
 
-long Prefetcher::enqueue(Job&& job) {
+long Lookahead::enqueue(Job&& job) {
   std::lock_guard lk(mu_);
   if (stopping_) return -ENODEV;
   job.ticket = ++issued_;
@@ -59,13 +59,13 @@ long Prefetcher::enqueue(Job&& job) {
   return queue_.back().ticket;
 }
 
-long Prefetcher::submit(std::vector<PrefetchKey>&& pages, uint64_t batch, bool write) {
+long Lookahead::submit(std::vector<LookaheadKey>&& pages, uint64_t batch, bool write) {
   return enqueue(Job{0, false, write, batch, std::move(pages)});
 }
 
-long Prefetcher::advance(uint64_t batch) { return enqueue(Job{0, true, false, batch, {}}); }
+long Lookahead::advance(uint64_t batch) { return enqueue(Job{0, true, false, batch, {}}); }
 
-long Prefetcher::wait(long ticket, int timeout_ms) {
+long Lookahead::wait(long ticket, int timeout_ms) {
   std::unique_lock lk(mu_);
   if (ticket <= 0 || ticket > issued_) return -EINVAL;
   auto ready = [&] { return done_ >= ticket; };
@@ -75,7 +75,7 @@ long Prefetcher::wait(long ticket, int timeout_ms) {
   return results_[ticket % kResults];
 }
 
-void Prefetcher::complete(long ticket, long result) {
+void Lookahead::complete(long ticket, long result) {
   {
     std::lock_guard lk(mu_);
     results_[ticket % kResults] = result;
@@ -84,7 +84,7 @@ void Prefetcher::complete(long ticket, long result) {
   done_cv_.notify_all();
 }
 
-void Prefetcher::run() {
+void Lookahead::run() {
   for (;;) {
     Job job;
     {
@@ -107,11 +107,11 @@ void Prefetcher::run() {
 
 // The named pages that are absent now (read without locks: an estimate of
 // the room to make; the claims below decide under the stripe locks).
-uint64_t Prefetcher::absent_pages(const std::vector<PrefetchKey>& pages) {
+uint64_t Lookahead::absent_pages(const std::vector<LookaheadKey>& pages) {
   std::shared_lock tables(core_.tables.mutex());
   uint64_t n = 0;
   Table* t = nullptr;
-  for (const PrefetchKey& k : pages) {
+  for (const LookaheadKey& k : pages) {
     if (!t || t->id != k.table_id) t = core_.tables.by_id(k.table_id);
     if (t && k.page < t->pages)
       n += PageWord::state(core_.word(t, k.page).load(std::memory_order_relaxed)) ==
@@ -120,20 +120,20 @@ uint64_t Prefetcher::absent_pages(const std::vector<PrefetchKey>& pages) {
   return n;
 }
 
-long Prefetcher::serve(const std::vector<PrefetchKey>& pages, uint64_t batch, bool write) {
+long Lookahead::serve(const std::vector<LookaheadKey>& pages, uint64_t batch, bool write) {
   EngineCounters& c = core_.counters;
   c.prefetch_calls.fetch_add(1, std::memory_order_relaxed);
   c.prefetch_pages.fetch_add(pages.size(), std::memory_order_relaxed);
   window_.reserve(batch, pages.size());
   // Room first, with no lock held (LOCKING): the evictor makes it from
-  // pages outside the window (pinned pages are no victims). A prefetch
+  // pages outside the window (pinned pages are no victims). A job
   // fills DRAM up to the high watermark only: the rest of the budget is
   // the fault handler's, whose batches waited for room before they claim
-  // (without that margin a prefetch could take the room a fault batch
+  // (without that margin a job could take the room a fault batch
   // waited for, and the batch would place over the budget).
   // The wait is for pages the window can still pin (so that the pinned
   // pages and the room asked for fit in the budget with unpinned pages to
-  // spare) and bounded: a prefetch that finds no room in time claims what
+  // spare) and bounded: a job that finds no room in time claims what
   // there is, and the rest is demand-faulted.
   Residency& r = core_.residency;
   uint64_t margin = r.budget_pages() - std::min(r.high_pages(), r.budget_pages());
@@ -145,7 +145,7 @@ long Prefetcher::serve(const std::vector<PrefetchKey>& pages, uint64_t batch, bo
   uint64_t overflow = 0, hits = 0;
   claimed_.clear();
   Table* t = nullptr;
-  for (const PrefetchKey& k : pages) {
+  for (const LookaheadKey& k : pages) {
     if (!t || t->id != k.table_id) {
       t = core_.tables.by_id(k.table_id);
       if (t && !t->named_ahead.load(std::memory_order_relaxed))
@@ -185,7 +185,7 @@ long Prefetcher::serve(const std::vector<PrefetchKey>& pages, uint64_t batch, bo
 // Places the claimed pages: never-written ones from the zero page, the rest
 // read from their stores, one batch of reads per store. Registry shared, no
 // stripe lock held (each placement takes its page's).
-void Prefetcher::flush(long* read, bool write) {
+void Lookahead::flush(long* read, bool write) {
   for (const Claimed& cl : claimed_) {
     if (cl.store >= 0) continue;
     std::lock_guard lk(core_.lock_of(cl.table, cl.page));
@@ -197,7 +197,7 @@ void Prefetcher::flush(long* read, bool write) {
   claimed_.clear();
 }
 
-void Prefetcher::read_from(unsigned store, long* read, bool write) {
+void Lookahead::read_from(unsigned store, long* read, bool write) {
   group_.clear();
   for (Claimed& cl : claimed_)
     if (cl.store == static_cast<int>(store)) group_.push_back(&cl);
@@ -220,12 +220,12 @@ void Prefetcher::read_from(unsigned store, long* read, bool write) {
       ios_);
 }
 
-// A prefetch that failed: nobody asked for the page yet, so it goes back to
+// A lookahead read that failed: nobody asked for the page yet, so it goes back to
 // its slot (ABSENT) and any thread that faulted on it meanwhile is woken to
 // fault again; the fault handler then reads it itself, and a store that
 // still fails gives that access (only it) SIGBUS with the reason. Caller
 // holds the page's stripe lock.
-void Prefetcher::release(const Claimed& cl, int err) {
+void Lookahead::release(const Claimed& cl, int err) {
   Table* t = cl.table;
   unclaim(core_, t, cl.page);
   (void)core_.uffd->wake(t->page_addr(cl.page), kPageSize);
@@ -237,7 +237,7 @@ void Prefetcher::release(const Claimed& cl, int err) {
                  cl.store >= 0 ? "read" : "placement", strerror(-err));
 }
 
-void Prefetcher::say_overflow(uint64_t pages) {
+void Lookahead::say_overflow(uint64_t pages) {
   core_.counters.window_overflows.fetch_add(pages, std::memory_order_relaxed);
   if (overflow_said_) return;
   overflow_said_ = true;

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// The lookahead prefetcher: brings the pages a program says its next batches
+// The lookahead: brings the pages a program says its next batches
 // read into DRAM before it touches them, at the store's queue depth, and
-// pins them in the window (prefetch/window.h).
+// pins them in the window (lookahead/window.h).
 //
 // One worker thread serves jobs in the order they were submitted (a
-// prefetch of batch B, an advance to batch B), so that an advance and the
-// prefetch after it never overtake each other. A job's missing pages are
+// read ahead for batch B, an advance to batch B), so that an advance and the
+// read after it never overtake each other. A job's missing pages are
 // claimed (FETCHING), read from their stores as batched io_uring reads
 // (queue_depth in flight), and placed with UFFDIO_COPY before the program
 // touches them: no fault at all for a page that arrives in time. A fault on
@@ -25,33 +25,33 @@
 #include <vector>
 
 #include "page/core.h"
-#include "prefetch/window.h"
+#include "lookahead/window.h"
 
 namespace mtier {
 
-// A page named by a prefetch: table id and page index (sorted, unique).
-struct PrefetchKey {
+// A page named by a lookahead call: table id and page index (sorted, unique).
+struct LookaheadKey {
   int table_id;
   uint64_t page;
-  bool operator<(const PrefetchKey& o) const {
+  bool operator<(const LookaheadKey& o) const {
     return table_id != o.table_id ? table_id < o.table_id : page < o.page;
   }
-  bool operator==(const PrefetchKey& o) const = default;
+  bool operator==(const LookaheadKey& o) const = default;
 };
 
-class Prefetcher {
+class Lookahead {
  public:
-  explicit Prefetcher(Core& core);
-  ~Prefetcher();
+  explicit Lookahead(Core& core);
+  ~Lookahead();
   // Opens the store channels and starts the worker. 0 or -errno.
   [[nodiscard]] int start();
   // Ends the worker; jobs not served yet complete with -ECANCELED.
   void stop();
 
-  // Queues a prefetch of `pages` (sorted, unique) for `batch`; with
+  // Queues a read ahead of `pages` (sorted, unique) for `batch`; with
   // `write` the pages read are placed dirty and writable. Returns its
   // ticket (> 0) or -ENOMEM.
-  long submit(std::vector<PrefetchKey>&& pages, uint64_t batch, bool write = false);
+  long submit(std::vector<LookaheadKey>&& pages, uint64_t batch, bool write = false);
   // Queues the window's advance to `batch`. Returns its ticket or -ENOMEM.
   long advance(uint64_t batch);
   // Waits for ticket `t`: the pages it read (>= 0) or -errno of the job;
@@ -59,13 +59,13 @@ class Prefetcher {
   // issued or too old (kResults later ones completed).
   long wait(long ticket, int timeout_ms);
   static constexpr long kResults = 1024;
-  // The longest a prefetch waits for DRAM room before it claims what there is.
+  // The longest a job waits for DRAM room before it claims what there is.
   static constexpr int kRoomWaitMs = 1000;
 
-  // Serves one prefetch now, on the calling thread (the worker's body;
+  // Serves one read ahead now, on the calling thread (the worker's body;
   // public for tests that drive it without the thread). Returns the pages
   // read from stores. Caller holds no lock.
-  long serve(const std::vector<PrefetchKey>& pages, uint64_t batch, bool write = false);
+  long serve(const std::vector<LookaheadKey>& pages, uint64_t batch, bool write = false);
   PinWindow& window() { return window_; }
 
  private:
@@ -74,7 +74,7 @@ class Prefetcher {
     bool advance;
     bool write;
     uint64_t batch;
-    std::vector<PrefetchKey> pages;
+    std::vector<LookaheadKey> pages;
   };
   struct Claimed {
     Table* table;
@@ -85,7 +85,7 @@ class Prefetcher {
   void run();
   long enqueue(Job&& job);
   void complete(long ticket, long result);
-  uint64_t absent_pages(const std::vector<PrefetchKey>& pages);
+  uint64_t absent_pages(const std::vector<LookaheadKey>& pages);
   void flush(long* read, bool write);
   void read_from(unsigned store, long* read, bool write);
   void release(const Claimed& c, int err);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "prefetch/window.h"
+#include "lookahead/window.h"
 
 #include <algorithm>
 #include <mutex>

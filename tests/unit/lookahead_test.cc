@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// The lookahead's prefetcher and window driven without threads or a kernel
+// The Lookahead and its window driven without threads or a kernel
 // (fake_kernel.h): store pages read in batches at the queue depth and placed
 // intact, resident pages pinned as hits, pins honoured by the evictor and
 // released by advance, a window larger than its limit, a fault and a write
-// on a page whose read is in flight, and a store error during a prefetch.
-#include "prefetch/prefetcher.h"
+// on a page whose read is in flight, and a store error during a read ahead.
+#include "lookahead/lookahead.h"
 
 #include <gtest/gtest.h>
 
@@ -21,26 +21,26 @@ using testutil::FakeEngine;
 using testutil::fault_msg;
 using testutil::UffdCall;
 
-class PrefetchTest : public ::testing::Test {
+class LookaheadTest : public ::testing::Test {
  protected:
   // 64 pages, a budget of 32 (pin limit 24), a queue depth of 4.
-  PrefetchTest() : e_(64, 32) {}
+  LookaheadTest() : e_(64, 32) {}
   void SetUp() override {
     ASSERT_NE(e_.table, nullptr);
-    prefetcher_ = std::make_unique<Prefetcher>(*e_.core);
+    lookahead_ = std::make_unique<Lookahead>(*e_.core);
   }
-  std::vector<PrefetchKey> keys(uint64_t first, uint64_t n) const {
-    std::vector<PrefetchKey> k;
+  std::vector<LookaheadKey> keys(uint64_t first, uint64_t n) const {
+    std::vector<LookaheadKey> k;
     for (uint64_t p = first; p < first + n; p++) k.push_back({e_.table->id, p});
     return k;
   }
   long serve(uint64_t first, uint64_t n, uint64_t batch) {
-    return prefetcher_->serve(keys(first, n), batch);
+    return lookahead_->serve(keys(first, n), batch);
   }
   bool pinned(uint64_t p) const { return PageWord::pinned(e_.word(p)); }
-  // The prefetcher's channels come from start(); the tests serve without
+  // The lookahead's channels come from start(); the tests serve without
   // the thread, so they open them the same way.
-  void open() { ASSERT_EQ(prefetcher_->start(), 0); prefetcher_->stop(); }
+  void open() { ASSERT_EQ(lookahead_->start(), 0); lookahead_->stop(); }
   // Page p's access fetches it itself, the store fails it: SIGBUS (poison)
   // for that access and the page FAILED.
   void access_gets_sigbus(uint64_t p) {
@@ -53,10 +53,10 @@ class PrefetchTest : public ::testing::Test {
   }
 
   FakeEngine e_;
-  std::unique_ptr<Prefetcher> prefetcher_;
+  std::unique_ptr<Lookahead> lookahead_;
 };
 
-TEST_F(PrefetchTest, StorePagesAreReadAtTheQueueDepthAndPlacedIntact) {
+TEST_F(LookaheadTest, StorePagesAreReadAtTheQueueDepthAndPlacedIntact) {
   open();
   for (uint64_t p = 0; p < 10; p++) e_.put_in_store(p, p + 100, static_cast<char>(0x10 + p));
   EXPECT_EQ(serve(0, 10, 1), 10);
@@ -84,17 +84,17 @@ TEST_F(PrefetchTest, StorePagesAreReadAtTheQueueDepthAndPlacedIntact) {
   }
 }
 
-TEST_F(PrefetchTest, PagesNamedForWritingArePlacedDirtyAndWritable) {
+TEST_F(LookaheadTest, PagesNamedForWritingArePlacedDirtyAndWritable) {
   open();
   e_.put_in_store(3, 30, 0x33);
-  EXPECT_EQ(prefetcher_->serve(keys(3, 1), 1, true), 1);
+  EXPECT_EQ(lookahead_->serve(keys(3, 1), 1, true), 1);
   EXPECT_EQ(e_.state(3), PageState::kDirty);
   EXPECT_TRUE(e_.page_is(3, 0x33));
   ASSERT_EQ(e_.uffd->count(UffdCall::kCopy), 1u);
   EXPECT_FALSE(e_.uffd->calls[0].flag) << "placed write-protected";
 }
 
-TEST_F(PrefetchTest, ResidentPagesAreHitsAndNeverWrittenOnesZeroFilled) {
+TEST_F(LookaheadTest, ResidentPagesAreHitsAndNeverWrittenOnesZeroFilled) {
   open();
   e_.make_resident(0, 0x5a, true);
   EXPECT_EQ(serve(0, 3, 1), 0);  // page 0 resident, 1-2 never written: no read
@@ -107,7 +107,7 @@ TEST_F(PrefetchTest, ResidentPagesAreHitsAndNeverWrittenOnesZeroFilled) {
   for (uint64_t p = 0; p < 3; p++) EXPECT_TRUE(pinned(p)) << p;
 }
 
-TEST_F(PrefetchTest, PinnedPagesAreNoVictims) {
+TEST_F(LookaheadTest, PinnedPagesAreNoVictims) {
   open();
   for (uint64_t p = 0; p < 32; p++) e_.make_resident(p, static_cast<char>(p), false);
   ASSERT_EQ(serve(0, 16, 1), 0);  // pins the first half
@@ -134,20 +134,20 @@ TEST_F(PrefetchTest, PinnedPagesAreNoVictims) {
   EXPECT_EQ(e_.state(0), PageState::kAbsent);
 }
 
-TEST_F(PrefetchTest, AdvanceReleasesThePinsOfEarlierBatchesOnly) {
+TEST_F(LookaheadTest, AdvanceReleasesThePinsOfEarlierBatchesOnly) {
   open();
   ASSERT_EQ(serve(0, 8, 1), 0);
   ASSERT_EQ(serve(4, 8, 2), 0);  // pages 4-7 named by both
   EXPECT_EQ(e_.core->counters.pinned_pages.load(), 12);
-  prefetcher_->window().advance(2);
+  lookahead_->window().advance(2);
   for (uint64_t p = 0; p < 12; p++) EXPECT_EQ(pinned(p), p >= 4) << p;
   EXPECT_EQ(e_.core->counters.pinned_pages.load(), 8);
-  prefetcher_->window().advance(3);
+  lookahead_->window().advance(3);
   for (uint64_t p = 0; p < 12; p++) EXPECT_FALSE(pinned(p)) << p;
   EXPECT_EQ(e_.core->counters.pinned_pages.load(), 0);
 }
 
-TEST_F(PrefetchTest, AWindowLargerThanItsLimitIsDemandFaultedBeyondIt) {
+TEST_F(LookaheadTest, AWindowLargerThanItsLimitIsDemandFaultedBeyondIt) {
   open();
   for (uint64_t p = 0; p < 40; p++) e_.put_in_store(p, p, static_cast<char>(p));
   // 40 pages named, the pin limit is 24 (75% of 32): 24 pinned, 16 not
@@ -168,25 +168,25 @@ TEST_F(PrefetchTest, AWindowLargerThanItsLimitIsDemandFaultedBeyondIt) {
   EXPECT_TRUE(e_.page_is(30, 30));
 }
 
-TEST_F(PrefetchTest, ALaterBatchsPagesPastTheWindowAreNotReadAhead) {
+TEST_F(LookaheadTest, ALaterBatchsPagesPastTheWindowAreNotReadAhead) {
   // After an advance to batch 1, batch 2 names 40 pages: 24 fit the pin
   // limit and are read; the 16 past it are not (they would push out the
   // current batch's unpinned pages). Named again in batch 2, its own
   // batch, the rest is read while there is room.
   open();
   for (uint64_t p = 0; p < 40; p++) e_.put_in_store(p, p, static_cast<char>(p));
-  prefetcher_->window().advance(1);
+  lookahead_->window().advance(1);
   EXPECT_EQ(serve(0, 40, 2), 24);
   EXPECT_EQ(e_.core->counters.window_overflows.load(), 16u);
   for (uint64_t p = 24; p < 40; p++) EXPECT_EQ(e_.state(p), PageState::kAbsent) << p;
   EXPECT_EQ(e_.core->counters.prefetch_pages.load(), 40u);
-  prefetcher_->window().advance(2);
+  lookahead_->window().advance(2);
   EXPECT_EQ(serve(0, 40, 2), 6);  // up to the high watermark (30 pages)
   for (uint64_t p = 0; p < 30; p++) EXPECT_TRUE(e_.page_is(p, static_cast<char>(p))) << p;
 }
 
-TEST_F(PrefetchTest, AFullWindowNeverWaitsForRoomThatCannotCome) {
-  // DRAM full: 24 pages pinned (the limit), 8 more resident. A prefetch of
+TEST_F(LookaheadTest, AFullWindowNeverWaitsForRoomThatCannotCome) {
+  // DRAM full: 24 pages pinned (the limit), 8 more resident. A read ahead of
   // 10 store pages for the next batch can pin none and has no room: it
   // returns at once (no evictor runs here: a wait would never end) and the
   // pages stay in the store, to be demand-faulted.
@@ -200,30 +200,30 @@ TEST_F(PrefetchTest, AFullWindowNeverWaitsForRoomThatCannotCome) {
   EXPECT_EQ(e_.core->residency.claimed(), 0);
   // With pins to spare but no room and nobody evicting, the wait is
   // bounded (kRoomWaitMs) and nothing is placed over the high watermark.
-  prefetcher_->window().advance(2);
+  lookahead_->window().advance(2);
   EXPECT_EQ(serve(40, 10, 2), 0);
   EXPECT_LE(e_.core->residency.resident(), 32);
 }
 
-TEST_F(PrefetchTest, AFaultOnAPageInFlightWaitsForThatRead) {
+TEST_F(LookaheadTest, AFaultOnAPageInFlightWaitsForThatRead) {
   open();
   e_.put_in_store(5, 9, 0x55);
   FaultHandler handler(*e_.core);
   ASSERT_EQ(handler.prepare(), 0);
-  // While the prefetch's read is in flight, the program reads the page, then
+  // While the lookahead's read is in flight, the program reads the page, then
   // writes it: both faults find it FETCHING and neither reads or copies.
   e_.store->before_read = [&] {
     EXPECT_EQ(e_.state(5), PageState::kFetching);
     struct uffd_msg m[2] = {fault_msg(e_.addr(5)), fault_msg(e_.addr(5), UFFD_PAGEFAULT_FLAG_WRITE)};
     // On a thread of its own, as the handler runs: this one holds the
-    // prefetch's locks (checked builds assert who waits under what).
+    // lookahead's locks (checked builds assert who waits under what).
     std::thread([&] { handler.handle_batch(m, 2); }).join();
     EXPECT_EQ(e_.uffd->count(UffdCall::kCopy), 0u);
     EXPECT_EQ(e_.uffd->count(UffdCall::kWake), 0u) << "woken before the data is there";
   };
   EXPECT_EQ(serve(5, 1, 1), 1);
   e_.store->before_read = nullptr;
-  EXPECT_EQ(e_.store->reads, 1u) << "one read for the prefetch and both faults";
+  EXPECT_EQ(e_.store->reads, 1u) << "one read for the lookahead and both faults";
   EXPECT_TRUE(e_.page_is(5, 0x55));
   ASSERT_EQ(e_.uffd->count(UffdCall::kCopy, e_.addr(5)), 1u);
   for (const UffdCall& c : e_.uffd->calls)
@@ -238,7 +238,7 @@ TEST_F(PrefetchTest, AFaultOnAPageInFlightWaitsForThatRead) {
   EXPECT_EQ(e_.state(5), PageState::kDirty);
 }
 
-TEST_F(PrefetchTest, AStoreErrorLeavesThePageInTheStoreAndFailsOnlyItsAccess) {
+TEST_F(LookaheadTest, AStoreErrorLeavesThePageInTheStoreAndFailsOnlyItsAccess) {
   open();
   e_.put_in_store(1, 11, 0x11);
   e_.put_in_store(2, 12, 0x22);
@@ -254,7 +254,7 @@ TEST_F(PrefetchTest, AStoreErrorLeavesThePageInTheStoreAndFailsOnlyItsAccess) {
   access_gets_sigbus(2);
 }
 
-TEST_F(PrefetchTest, APageThatComesBackDifferentIsNotPlacedAndLeftInTheStore) {
+TEST_F(LookaheadTest, APageThatComesBackDifferentIsNotPlacedAndLeftInTheStore) {
   open();
   e_.put_in_store(1, 11, 0x11);
   e_.put_in_store(2, 12, 0x22);
@@ -269,7 +269,7 @@ TEST_F(PrefetchTest, APageThatComesBackDifferentIsNotPlacedAndLeftInTheStore) {
   access_gets_sigbus(2);
 }
 
-TEST_F(PrefetchTest, AByteAddressableStoreIsVerifiedBeforeTheCopyFromItsMapping) {
+TEST_F(LookaheadTest, AByteAddressableStoreIsVerifiedBeforeTheCopyFromItsMapping) {
   open();
   e_.store->byte_addressable = true;  // as the PMem store
   e_.put_in_store(1, 11, 0x11);
@@ -283,12 +283,12 @@ TEST_F(PrefetchTest, AByteAddressableStoreIsVerifiedBeforeTheCopyFromItsMapping)
   EXPECT_EQ(e_.core->counters.store_errors.load(), 1u);
 }
 
-TEST_F(PrefetchTest, PagesOfAFreedTableAreSkippedAndItsPinsForgotten) {
+TEST_F(LookaheadTest, PagesOfAFreedTableAreSkippedAndItsPinsForgotten) {
   open();
   ASSERT_EQ(serve(0, 4, 1), 0);
-  std::vector<PrefetchKey> gone = {{e_.table->id + 7, 0}, {e_.table->id, 1000}};
-  EXPECT_EQ(prefetcher_->serve(gone, 2), 0);  // no such table, past the table's end
-  prefetcher_->window().advance(5);
+  std::vector<LookaheadKey> gone = {{e_.table->id + 7, 0}, {e_.table->id, 1000}};
+  EXPECT_EQ(lookahead_->serve(gone, 2), 0);  // no such table, past the table's end
+  lookahead_->window().advance(5);
   EXPECT_EQ(e_.core->counters.pinned_pages.load(), 0);
 }
 

@@ -6,7 +6,7 @@
 // (page/page_state.h); this class remembers which pages each batch pinned,
 // keeps the pinned count within the limit, and releases pins on advance.
 //
-// Threads: used by the prefetcher's worker only (not thread-safe). The
+// Threads: used by the lookahead's worker only (not thread-safe). The
 // count of pinned pages is Core::counters.pinned_pages (a discard of a
 // pinned page takes it off there too).
 #pragma once
