@@ -41,7 +41,7 @@ run_suite() {
     read -r -a tests <<<"$(cd "$dir" && make -s print-tests)"
     local kept=() t
     for t in "${tests[@]}"; do [[ $t =~ $SUITE_LEAVE_OUT ]] || kept+=("$t"); done
-    echo "$dir: $((${#tests[@]} - ${#kept[@]})) of ${#tests[@]} tests not run here ($SUITE_LEAVE_OUT): see below"
+    echo "$dir: $((${#tests[@]} - ${#kept[@]})) of ${#tests[@]} tests not run in this build (those matching $SUITE_LEAVE_OUT; scripts/test.sh says why)"
     tests=("TESTS=${kept[*]}")
   fi
   (cd "$dir" && make -j2 check "${tests[@]}") || rc=1
