@@ -456,7 +456,7 @@ if [ -n "$CHECKPOINT" ]; then
     minaft=$(paste <(cvals "$n" after_save_sps) <(cvals "$n" before_sps) | awk '$2 > 0 { print $1 / $2 }' | sort -g | head -n 1)
     same=identical
     for r in $(seq 1 "$REPEATS"); do grep -q '^# checkpoint .* replay identical' "$WORK/$n.$r.err" || same=DIFFERENT; done
-    printf '  %-30s %7.2f %7s %7s %7.2f %7s %7s %8.3f %8.3f %8.3f  %s\n' "${labels[$i]}" "$save" \
+    printf '  %-30s %7.3f %7s %7s %7.3f %7s %7s %8.3f %8.3f %8.3f  %s\n' "${labels[$i]}" "$save" \
       "$(ratio "$base_save" "$save")" "$sv_swap" "$load" "$(ratio "$base_load" "$load")" "$ld_swap" \
       "$(cratio "$n" after_save_sps before_sps)" "$(cratio "$n" after_load_sps before_sps)" \
       "${minaft:-nan}" "$same"

@@ -513,7 +513,7 @@ class Checkpoint:
         before = sps(step_times[max(0, self.at - 10):self.at])
         after = sps(step_times[self.at:self.at + min(10, self.n)])
         after_load = sps(self.after_load_times[:10])
-        log(f"checkpoint save_s {self.save_s:.3f} load_s {self.load_s:.3f} "
+        log(f"checkpoint save_s {self.save_s:.6f} load_s {self.load_s:.6f} "
             f"before_sps {before:.3f} after_save_sps {after:.3f} "
             f"after_load_sps {after_load:.3f} bytes {self.bytes} "
             f"replay {'identical' if self.replay_same else 'DIFFERENT'} "
