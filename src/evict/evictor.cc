@@ -22,6 +22,7 @@ Evictor::Evictor(Core& core)
     : core_(core), hand_(core, false), scan_hand_(core, false), sampler_(core) {
   hand_.set_by_frequency(core.opts.evict_lfu);
   scan_hand_.set_unmarked_only(true);
+  scan_hand_.set_spare_walks(true);
 }
 
 Evictor::~Evictor() { stop(); }
@@ -163,6 +164,7 @@ uint64_t Evictor::evict_pass(bool slow_tier) {
     // The daemon's hints steer the first rotation only: stale or greedy
     // hints never stop eviction.
     bool hints = visited < total && core_.hints_active.load(std::memory_order_acquire);
+    hand_.set_spare_walks(visited < total);
     uint64_t v = hand_.sweep(total ? total : 1, &victims, core_.opts.evict_batch, slow_tier, hints);
     visited += v ? v : total + 1;
     if (!victims.empty())

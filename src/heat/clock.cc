@@ -90,6 +90,10 @@ uint64_t ClockHand::sweep(uint64_t budget, std::vector<PageRef>* cold, size_t ma
         span_end_ = nullptr;
         continue;
       }
+      if (cold && spare_walks_ && page >= t->walk_front.load(std::memory_order_relaxed)) {
+        span_end_ = nullptr;
+        continue;
+      }
       if (unmarked_only_) {  // no zaps: each page's mapping stays as it is
         span_end_ = nullptr;
         if (cold && !PageWord::referenced(v) && PageWord::heat(v) == 0) cold->push_back({t, page});

@@ -32,6 +32,11 @@ class ClockHand {
   // evictor's first hand: a scan's pages go before any hot page spends its
   // second chance.
   void set_unmarked_only(bool on) { unmarked_only_ = on; }
+  // Pages at or after their table's walk front (Table::walk_front: a
+  // front-to-back walk is about to read them) are passed over untouched
+  // (no victim, no bit cleared, no zap), while on. The evictor's first
+  // rotation; a walk's pages go only when nothing else can.
+  void set_spare_walks(bool on) { spare_walks_ = on; }
   // Visits up to `budget` resident pages from the hand: referenced ones are
   // cleared and zapped, unreferenced ones appended to `cold` (at most
   // `max_cold`; nullptr to only sample). Returns the pages visited.
@@ -61,6 +66,7 @@ class ClockHand {
   bool decay_;
   bool by_frequency_ = false;
   bool unmarked_only_ = false;
+  bool spare_walks_ = false;
   uint64_t hand_ = 0;  // region page index of the next page to visit
   uint64_t rotations_ = 0;
   char* zap_start_ = nullptr;

@@ -50,6 +50,22 @@ class SequentialStreams {
     return w->window;
   }
 
+  // A fault on `page`, which is in DRAM (a MINOR fault): whether it
+  // continues a walk for the `min_hits`-th time at least. Such faults
+  // bring nothing with them: a walk over them goes a page at a time.
+  bool on_present(uint64_t page, uint32_t min_hits) {
+    ++clock_;
+    Walk* w = find(page);
+    if (!w) {
+      current_ = replace();
+      *current_ = {page + 1, 0, 0, page, clock_};
+      return false;
+    }
+    current_ = w;
+    *w = {page + 1, 0, w->hits + 1, page, clock_};
+    return w->hits >= min_hits;
+  }
+
   // Whether the fault on_miss was just asked about continues a walk (the
   // walk's second fault or a later one): its page and the window brought
   // with it are a front-to-back scan's, which the fault handler places

@@ -95,6 +95,19 @@ struct Table {
   // Its front-to-back walks over missing pages: the fault handler thread's
   // alone (sequential_streams.h).
   SequentialStreams streams;
+  // Its front-to-back walks over pages in DRAM whose entries were zapped
+  // (MINOR faults, page by page): the fault handler thread's alone.
+  SequentialStreams resident_walks;
+  // The page of the latest fault that continued a front-to-back walk over
+  // this table (MISSING or MINOR), UINT64_MAX when its latest fault was no
+  // walk's: the evictor's first rotation passes over the pages from there
+  // on (ClockHand::set_spare_walks), which the walk is about to read. Why:
+  // a CLOCK evicts a walked buffer's pages just ahead of the walk (the
+  // oldest, and unreferenced) and reads each back moments later: a DLRM
+  // set-up's float64 array, resident when its read began, was written
+  // back and read back whole. Written by the fault handler, read by the
+  // evictor (relaxed: a stale front costs one page's placement in a pass).
+  std::atomic<uint64_t> walk_front{UINT64_MAX};
   // Why each page is held in DRAM (Engine::hold_range): never a victim,
   // not even of an explicit eviction, while its word is not 0. The top bit
   // is the program's lock (mlock: on or off, not nested); the rest count

@@ -413,12 +413,40 @@ void FaultHandler::resolve(Table* t, uint64_t page, uint64_t flags, unsigned tid
       fail_access(core_, t->page_addr(page), tid);
       return;
     default:
-      resolve_present(t, page, w, flags, tid);
+      if (resolve_present(t, page, w, flags, tid)) {
+        lk.unlock();
+        map_ahead(t, page);
+      }
   }
 }
 
+// A walk over pages in DRAM the CLOCK has zapped (an array written, then
+// read back front to back) would otherwise take a round trip per page.
+// Mapping a page here is what serving its MINOR fault does, under the same
+// lock, so it races the evictor no more than that fault would: a page it
+// takes meanwhile is EVICTING (passed over here) or unmapped again later.
+void FaultHandler::map_ahead(Table* t, uint64_t page) {
+  uint64_t q = page + 1;
+  for (; q < t->pages && q <= page + kResidentWindow; q++) {
+    std::lock_guard lk(core_.lock_of(t, q));
+    PageWordAtomic& word = core_.word(t, q);
+    uint64_t w = word.load(std::memory_order_acquire);
+    PageState s = PageWord::state(w);
+    // Without CONTINUE's write protection a CLEAN page would be mapped
+    // writable, and so count as written (resolve_present): it stops here.
+    // So does a page in the slow tier: its MINOR faults are the heat the
+    // daemon's page-fault source sees, which decides its promotion.
+    if (s != PageState::kDirty && !(s == PageState::kClean && core_.continue_wp)) break;
+    if (PageWord::slow(w)) break;
+    int rc = core_.uffd->cont(t->page_addr(q), kPageSize, s == PageState::kClean);
+    if (rc != 0 && rc != -EEXIST) break;  // EEXIST: mapped already
+    word.fetch_or(PageWord::kReferenced, std::memory_order_acq_rel);
+  }
+  t->resident_walks.brought(page, q - page - 1);
+}
+
 // CLEAN / DIRTY / EVICTING: the page is in the memfd, only the PTE is at stake.
-void FaultHandler::resolve_present(Table* t, uint64_t page, uint64_t w, uint64_t flags,
+bool FaultHandler::resolve_present(Table* t, uint64_t page, uint64_t w, uint64_t flags,
                                    unsigned tid) {
   PageWordAtomic& word = core_.word(t, page);
   char* addr = t->page_addr(page);
@@ -438,12 +466,19 @@ void FaultHandler::resolve_present(Table* t, uint64_t page, uint64_t w, uint64_t
   if (is_minor(flags)) {
     t->counters.minor_faults.fetch_add(1, std::memory_order_relaxed);
     mark_access(word);
-    resolve_ioctl(core_.uffd->cont(addr, kPageSize, keep_wp), t, page, tid, "continue");
-  } else if (is_wp(flags) && !keep_wp) {
-    resolve_ioctl(core_.uffd->writeprotect(addr, kPageSize, false), t, page, tid, "unprotect");
-  } else {
-    resolve_ioctl(core_.uffd->wake(addr, kPageSize), t, page, tid, "wake");
+    // A walk over zapped pages in DRAM (an array read back front to back
+    // after the CLOCK cleared its bits): the evictor spares what lies ahead.
+    // (no walks where they are off: stream_pages 0)
+    bool walk = core_.opts.stream_pages > 0 && t->resident_walks.on_present(page, kResidentWalkHits);
+    if (walk) t->walk_front.store(page, std::memory_order_relaxed);
+    return resolve_ioctl(core_.uffd->cont(addr, kPageSize, keep_wp), t, page, tid, "continue") == 0 &&
+           walk;
   }
+  if (is_wp(flags) && !keep_wp)
+    resolve_ioctl(core_.uffd->writeprotect(addr, kPageSize, false), t, page, tid, "unprotect");
+  else
+    resolve_ioctl(core_.uffd->wake(addr, kPageSize), t, page, tid, "wake");
+  return false;
 }
 
 int FaultHandler::resolve_ioctl(int rc, Table* t, uint64_t page, unsigned tid, const char* what) {
@@ -573,6 +608,7 @@ void FaultHandler::add_followers(Table* t, uint64_t page, bool from_store, bool 
     }
     if (scan) read_behind(t, t->streams.last_fault(), page);
   }
+  t->walk_front.store(t->streams.walking() ? page : UINT64_MAX, std::memory_order_relaxed);
   // The walk's next fault is on the first page after the window not in DRAM
   // (no scan where walks are off: stream_pages 0).
   span += in_dram_from(t, page + 1 + span, core_.opts.stream_pages);

@@ -66,6 +66,11 @@ class FaultHandler {
   static constexpr int kCopyRetries = mtier::kCopyRetries;
   // Messages read per batch.
   static constexpr size_t kBatch = 64;
+  // MINOR faults on consecutive pages that make a walk over pages in DRAM
+  // (Table::walk_front): random rows rarely make 8 in a row.
+  static constexpr uint32_t kResidentWalkHits = 8;
+  // The pages such a walk's fault maps ahead of it (map_ahead).
+  static constexpr uint64_t kResidentWindow = 64;
   // The poll set's fixed part: this process's userfaultfd, stop, fetch
   // orders, forked children's announcements (then 2 a child).
   static constexpr size_t kFixedFds = 4;
@@ -116,7 +121,15 @@ class FaultHandler {
   uint64_t demand_pages(const struct uffd_msg* msgs, size_t n) const;
   void serve_fetch_orders();
   void resolve(Table* t, uint64_t page, uint64_t flags, unsigned tid);
-  void resolve_present(Table* t, uint64_t page, uint64_t w, uint64_t flags, unsigned tid);
+  // Returns whether the fault continues a walk over pages in DRAM (a MINOR
+  // fault's; Table::walk_front).
+  bool resolve_present(Table* t, uint64_t page, uint64_t w, uint64_t flags, unsigned tid);
+  // After a MINOR fault on `page` that continues a walk: maps the pages
+  // after it that are in DRAM without an entry, up to kResidentWindow, as
+  // their MINOR faults would (referenced; a CLEAN one write-protected),
+  // stopping at the first that is not in DRAM (the slow tier included). Each page under its lock;
+  // the caller holds none.
+  void map_ahead(Table* t, uint64_t page);
   void claim(Table* t, uint64_t page, bool write, unsigned tid);
   bool claim_ahead(Table* t, uint64_t page, bool write, uint64_t limit);
   uint64_t claim_following(Table* t, uint64_t page, uint64_t count, uint64_t limit,

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <setjmp.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -35,6 +36,7 @@
 #include "page/sequential_streams.h"
 #include "page/write_intent.h"
 #include "sys/numa.h"
+#include "uffd/fault_handler.h"
 #include "sys/vm.h"
 #include "util/crc32c.h"
 
@@ -742,6 +744,66 @@ TEST_F(EngineTest, AReadOnlyWalkAfterWritingStepsWritesNothingBack) {
   // The walk's first faults come before it is known as one: mapped as the
   // intent says.
   EXPECT_LE(after.writebacks - before.writebacks, 8u) << "pages read once were written back";
+}
+
+// The DLRM reference set-up's middle step, small: an array the size of the
+// budget written front to back, then read front to back while a copy of
+// half its size is written. The array is in DRAM when its read begins; a
+// CLOCK evicts the pages just ahead of the read (the oldest, their bits
+// cleared), reads each back moments later, and so on to its end: every
+// page written back and read back. The evictor spares what lies ahead of a
+// walk (Table::walk_front), so most of the array is read where it is.
+TEST_F(EngineTest, AnArrayReadBackAsItsCopyIsWrittenIsMostlyReadWhereItIs) {
+  opts_.stream_pages = 64;
+  start();
+  const uint64_t n = static_cast<uint64_t>(budget_pages());
+  int first_id, array_id, copy_id;
+  char* first = table("first", n / 2 * kPage, &first_id);
+  for (uint64_t p = 0; p < n / 2; p++) fill_page(first + p * kPage, pattern(first_id, p, 1));
+  char* array = table("array", n * kPage, &array_id);
+  for (uint64_t p = 0; p < n; p++) fill_page(array + p * kPage, pattern(array_id, p, 2));
+  char* copy = table("copy", n / 2 * kPage, &copy_id);
+  for (uint64_t p = 0; p < n; p++) {
+    ASSERT_TRUE(check_page(array + p * kPage, pattern(array_id, p, 2))) << "array page " << p;
+    if (p % 2 == 0) fill_page(copy + p / 2 * kPage, pattern(copy_id, p / 2, 3));
+    if (p % 64 == 0) {
+      ASSERT_LE(kernel_resident(), budget_pages()) << "page " << p;
+    }
+  }
+  TableStats s;
+  ASSERT_EQ(engine_->table_stats(array_id, &s), 0);
+  ASSERT_EQ(engine_->free_table(array_id), 0);
+  for (uint64_t p = 0; p < n / 2; p++) {
+    ASSERT_TRUE(check_page(copy + p * kPage, pattern(copy_id, p, 3))) << "copy page " << p;
+    ASSERT_TRUE(check_page(first + p * kPage, pattern(first_id, p, 1))) << "first page " << p;
+  }
+  // Before: all n pages read back (1024 of 1024 here, 5 runs of 5).
+  EXPECT_LT(s.fetches + s.prefetches, n / 2) << "the read's pages were evicted just ahead of it";
+}
+
+// A front-to-back read over pages in DRAM whose entries were dropped (as
+// the CLOCK's zaps drop them) maps the pages ahead of it once it is known
+// as a walk: a MINOR fault every kResidentWindow pages, not every page
+// (512 here before), and the pages keep their data.
+TEST_F(EngineTest, AReadOverZappedPagesMapsThePagesAheadOfIt) {
+  opts_.scan_rate = 0;  // only this test's zap drops entries
+  start();
+  const uint64_t n = static_cast<uint64_t>(budget_pages()) / 2;
+  int id;
+  char* t = table("zapped", n * kPage, &id);
+  for (uint64_t p = 0; p < n; p++) fill_page(t + p * kPage, pattern(id, p, 1));
+  ASSERT_EQ(madvise(t, n * kPage, MADV_DONTNEED), 0);  // shared: the memfd keeps the pages
+  TableStats before, after;
+  ASSERT_EQ(engine_->table_stats(id, &before), 0);
+  for (uint64_t p = 0; p < n; p++)
+    ASSERT_TRUE(check_page(t + p * kPage, pattern(id, p, 1))) << "page " << p;
+  ASSERT_EQ(engine_->table_stats(id, &after), 0);
+  EXPECT_EQ(after.fetches + after.zero_fills, before.fetches + before.zero_fills);
+  // The walk's first kResidentWalkHits faults, then one a window.
+  EXPECT_LE(after.minor_faults - before.minor_faults,
+            FaultHandler::kResidentWalkHits + 2 * (n / FaultHandler::kResidentWindow) + 4)
+      << "of " << n << " pages";
+  EXPECT_GT(after.minor_faults - before.minor_faults, 0u) << "nothing was zapped";
 }
 
 // A table that stops writing goes back to write-protected fetches (its
