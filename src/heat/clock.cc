@@ -59,11 +59,13 @@ uint64_t ClockHand::sweep(uint64_t budget, std::vector<PageRef>* cold, size_t ma
   if (tables.empty()) return 0;
   size_t ti = core_.tables.index_at_or_after(hand_);
   uint64_t visited = 0, walked = 0, total = 0;
+  const uint64_t now_ms = spare_walks_ ? Table::walk_clock_ms() : 0;
   for (Table* t : tables) total += t->pages;
   while (visited < budget && walked < total && (!cold || cold->size() < max_cold)) {
     Table* t = tables[ti];
     uint64_t page = hand_ > t->first_page && hand_ < t->first_page + t->pages
                         ? hand_ - t->first_page : 0;
+    const uint64_t spared_from = spare_walks_ ? t->spared_from(now_ms) : UINT64_MAX;
     for (; page < t->pages && visited < budget && (!cold || cold->size() < max_cold);
          page++, walked++) {
       PageWordAtomic& w = t->words[page];
@@ -90,7 +92,7 @@ uint64_t ClockHand::sweep(uint64_t budget, std::vector<PageRef>* cold, size_t ma
         span_end_ = nullptr;
         continue;
       }
-      if (cold && spare_walks_ && page >= t->walk_front.load(std::memory_order_relaxed)) {
+      if (cold && page >= spared_from) {
         span_end_ = nullptr;
         continue;
       }

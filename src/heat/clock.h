@@ -32,10 +32,11 @@ class ClockHand {
   // evictor's first hand: a scan's pages go before any hot page spends its
   // second chance.
   void set_unmarked_only(bool on) { unmarked_only_ = on; }
-  // Pages at or after their table's walk front (Table::walk_front: a
-  // front-to-back walk is about to read them) are passed over untouched
-  // (no victim, no bit cleared, no zap), while on. The evictor's first
-  // rotation; a walk's pages go only when nothing else can.
+  // Pages at or after a live walk's front (Table::spared_from: a
+  // front-to-back walk that faulted within kWalkLiveMs is about to read
+  // them) are passed over untouched (no victim, no bit cleared, no zap),
+  // while on. The evictor's first rotation and its scan hand; a walk's
+  // pages go only when nothing else can.
   void set_spare_walks(bool on) { spare_walks_ = on; }
   // Visits up to `budget` resident pages from the hand: referenced ones are
   // cleared and zapped, unreferenced ones appended to `cold` (at most

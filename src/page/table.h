@@ -3,6 +3,7 @@
 // per page and its counters. Tables are created and freed by the registry.
 #pragma once
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -99,15 +100,37 @@ struct Table {
   // (MINOR faults, page by page): the fault handler thread's alone.
   SequentialStreams resident_walks;
   // The page of the latest fault that continued a front-to-back walk over
-  // this table (MISSING or MINOR), UINT64_MAX when its latest fault was no
-  // walk's: the evictor's first rotation passes over the pages from there
-  // on (ClockHand::set_spare_walks), which the walk is about to read. Why:
-  // a CLOCK evicts a walked buffer's pages just ahead of the walk (the
-  // oldest, and unreferenced) and reads each back moments later: a DLRM
-  // set-up's float64 array, resident when its read began, was written
-  // back and read back whole. Written by the fault handler, read by the
-  // evictor (relaxed: a stale front costs one page's placement in a pass).
+  // this table (MISSING or MINOR), UINT64_MAX when its latest MISSING fault
+  // was no walk's, and when (walk_clock_ms). While the walk goes on (a
+  // fault within kWalkLiveMs), the evictor's first rotation passes over the
+  // pages from there on (ClockHand::set_spare_walks), which the walk is
+  // about to read. Why: a CLOCK evicts a buffer read back in the order it
+  // was written just ahead of the read (the oldest pages) and fetches each
+  // back moments later: a DLRM set-up's float64 array, in DRAM when its
+  // read began, was written back and read back whole. Why the expiry: a
+  // walk that ended (a set-up's, a checkpoint's) is followed by faults
+  // that never clear its front (the lookahead brings the rows, so no
+  // fault comes), and a stale front kept a table's rest from the first
+  // rotation: the steps after a save ran at 0.62 of those before (0.97
+  // without). Written by the fault handler (walked()), read by the evictor
+  // (relaxed: a torn pair costs one pass's choice).
+  static constexpr uint64_t kWalkLiveMs = 100;
   std::atomic<uint64_t> walk_front{UINT64_MAX};
+  std::atomic<uint64_t> walk_ms{0};
+  static uint64_t walk_clock_ms() {
+    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                     std::chrono::steady_clock::now().time_since_epoch())
+                                     .count());
+  }
+  void walked(uint64_t page) {
+    walk_front.store(page, std::memory_order_relaxed);
+    walk_ms.store(walk_clock_ms(), std::memory_order_relaxed);
+  }
+  // The first page a live walk spares (UINT64_MAX: none), at `now_ms`.
+  uint64_t spared_from(uint64_t now_ms) const {
+    uint64_t front = walk_front.load(std::memory_order_relaxed);
+    return now_ms - walk_ms.load(std::memory_order_relaxed) <= kWalkLiveMs ? front : UINT64_MAX;
+  }
   // Why each page is held in DRAM (Engine::hold_range): never a victim,
   // not even of an explicit eviction, while its word is not 0. The top bit
   // is the program's lock (mlock: on or off, not nested); the rest count

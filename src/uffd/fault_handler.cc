@@ -470,7 +470,7 @@ bool FaultHandler::resolve_present(Table* t, uint64_t page, uint64_t w, uint64_t
     // after the CLOCK cleared its bits): the evictor spares what lies ahead.
     // (no walks where they are off: stream_pages 0)
     bool walk = core_.opts.stream_pages > 0 && t->resident_walks.on_present(page, kResidentWalkHits);
-    if (walk) t->walk_front.store(page, std::memory_order_relaxed);
+    if (walk) t->walked(page);
     return resolve_ioctl(core_.uffd->cont(addr, kPageSize, keep_wp), t, page, tid, "continue") == 0 &&
            walk;
   }
@@ -608,7 +608,8 @@ void FaultHandler::add_followers(Table* t, uint64_t page, bool from_store, bool 
     }
     if (scan) read_behind(t, t->streams.last_fault(), page);
   }
-  t->walk_front.store(t->streams.walking() ? page : UINT64_MAX, std::memory_order_relaxed);
+  if (t->streams.walking()) t->walked(page);
+  else t->walk_front.store(UINT64_MAX, std::memory_order_relaxed);
   // The walk's next fault is on the first page after the window not in DRAM
   // (no scan where walks are off: stream_pages 0).
   span += in_dram_from(t, page + 1 + span, core_.opts.stream_pages);

@@ -64,6 +64,31 @@ TEST_F(ClockTest, ReferencedPagesGetASecondChanceAndTheOthersAreCold) {
   EXPECT_EQ(core_->counters.sampled_pages.load(), kPages / 2);  // the even ones zapped
 }
 
+// Ahead of a walk that goes on, pages are passed over untouched; once the
+// walk has faulted no more for kWalkLiveMs, its front spares nothing.
+TEST_F(ClockTest, PagesAheadOfALiveWalkArePassedOverUntilItStops) {
+  t_->walked(8);
+  ClockHand hand(*core_, false);
+  hand.set_spare_walks(true);
+  std::vector<PageRef> cold;
+  EXPECT_EQ(hand.sweep(kPages, &cold, kPages), kPages);
+  EXPECT_EQ(pages_of(cold), (std::vector<uint64_t>{1, 3, 5, 7}));
+  for (uint64_t p = 8; p < kPages; p += 2) EXPECT_TRUE(referenced(p)) << p;
+  // The walk stopped: the same sweep takes the pages it spared (and 0-6,
+  // whose second chance the first sweep spent).
+  t_->walk_ms.store(Table::walk_clock_ms() - Table::kWalkLiveMs - 1);
+  cold.clear();
+  EXPECT_EQ(hand.sweep(kPages, &cold, kPages), kPages);
+  EXPECT_EQ(pages_of(cold), (std::vector<uint64_t>{0, 1, 2, 3, 4, 5, 6, 7, 9, 11, 13, 15}));
+  EXPECT_FALSE(referenced(8));
+  // Off (the evictor's second rotation): nothing is spared.
+  t_->walked(0);
+  hand.set_spare_walks(false);
+  cold.clear();
+  EXPECT_EQ(hand.sweep(kPages, &cold, kPages), kPages);
+  EXPECT_EQ(cold.size(), kPages);
+}
+
 TEST_F(ClockTest, PagesTheDaemonKeepsArePassedOverUntouched) {
   for (uint64_t p : {0, 1, 2, 3}) keep(p);
   ClockHand hand(*core_, false);
