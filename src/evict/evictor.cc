@@ -22,7 +22,6 @@ Evictor::Evictor(Core& core)
     : core_(core), hand_(core, false), scan_hand_(core, false), sampler_(core) {
   hand_.set_by_frequency(core.opts.evict_lfu);
   scan_hand_.set_unmarked_only(true);
-  scan_hand_.set_spare_walks(true);
 }
 
 Evictor::~Evictor() { stop(); }

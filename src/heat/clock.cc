@@ -92,7 +92,9 @@ uint64_t ClockHand::sweep(uint64_t budget, std::vector<PageRef>* cold, size_t ma
         span_end_ = nullptr;
         continue;
       }
-      if (cold && page >= spared_from) {
+      // Ahead of a live walk (spare_walks): a marked page is passed over;
+      // an unmarked one (a previous pass's, behind that walk) still goes.
+      if (cold && page >= spared_from && (PageWord::referenced(v) || PageWord::heat(v) > 0)) {
         span_end_ = nullptr;
         continue;
       }

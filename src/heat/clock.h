@@ -32,11 +32,15 @@ class ClockHand {
   // evictor's first hand: a scan's pages go before any hot page spends its
   // second chance.
   void set_unmarked_only(bool on) { unmarked_only_ = on; }
-  // Pages at or after a live walk's front (Table::spared_from: a
-  // front-to-back walk that faulted within kWalkLiveMs is about to read
-  // them) are passed over untouched (no victim, no bit cleared, no zap),
-  // while on. The evictor's first rotation and its scan hand; a walk's
-  // pages go only when nothing else can.
+  // Marked pages (referenced, or with heat) at or after a live walk's
+  // front (Table::spared_from: a front-to-back walk that faulted within
+  // kWalkLiveMs is about to read them) are passed over untouched (no
+  // victim, no bit cleared, no zap), while on: the evictor's first
+  // rotation. An unmarked page there stays a victim: it is what an
+  // earlier pass over the table left behind (scan_resistant clears a
+  // walk's pages behind it), read again only at this pass's end; spared,
+  // it made the CLOCK evict the hot set instead (the engine test
+  // AWalkOverAColdTableLeavesAHotSetThatFitsInDram, under load).
   void set_spare_walks(bool on) { spare_walks_ = on; }
   // Visits up to `budget` resident pages from the hand: referenced ones are
   // cleared and zapped, unreferenced ones appended to `cold` (at most

@@ -103,8 +103,8 @@ struct Table {
   // this table (MISSING or MINOR), UINT64_MAX when its latest MISSING fault
   // was no walk's, and when (walk_clock_ms). While the walk goes on (a
   // fault within kWalkLiveMs), the evictor's first rotation passes over the
-  // pages from there on (ClockHand::set_spare_walks), which the walk is
-  // about to read. Why: a CLOCK evicts a buffer read back in the order it
+  // marked pages from there on (ClockHand::set_spare_walks), which the walk
+  // is about to read. Why: a CLOCK evicts a buffer read back in the order it
   // was written just ahead of the read (the oldest pages) and fetches each
   // back moments later: a DLRM set-up's float64 array, in DRAM when its
   // read began, was written back and read back whole. Why the expiry: a

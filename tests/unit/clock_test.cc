@@ -64,18 +64,21 @@ TEST_F(ClockTest, ReferencedPagesGetASecondChanceAndTheOthersAreCold) {
   EXPECT_EQ(core_->counters.sampled_pages.load(), kPages / 2);  // the even ones zapped
 }
 
-// Ahead of a walk that goes on, pages are passed over untouched; once the
-// walk has faulted no more for kWalkLiveMs, its front spares nothing.
-TEST_F(ClockTest, PagesAheadOfALiveWalkArePassedOverUntilItStops) {
+// Ahead of a walk that goes on, marked pages (referenced, or with heat)
+// are passed over untouched, unmarked ones are still cold; once the walk
+// has faulted no more for kWalkLiveMs, its front spares nothing.
+TEST_F(ClockTest, MarkedPagesAheadOfALiveWalkArePassedOverUntilItStops) {
+  mark_access(t_->words[9]);  // heat, and no referenced bit:
+  ASSERT_TRUE(test_and_clear_referenced(t_->words[9]));
   t_->walked(8);
   ClockHand hand(*core_, false);
   hand.set_spare_walks(true);
   std::vector<PageRef> cold;
   EXPECT_EQ(hand.sweep(kPages, &cold, kPages), kPages);
-  EXPECT_EQ(pages_of(cold), (std::vector<uint64_t>{1, 3, 5, 7}));
+  EXPECT_EQ(pages_of(cold), (std::vector<uint64_t>{1, 3, 5, 7, 11, 13, 15}));
   for (uint64_t p = 8; p < kPages; p += 2) EXPECT_TRUE(referenced(p)) << p;
-  // The walk stopped: the same sweep takes the pages it spared (and 0-6,
-  // whose second chance the first sweep spent).
+  // The walk stopped: the same sweep takes what it spared (and 0-6, whose
+  // second chance the first sweep spent).
   t_->walk_ms.store(Table::walk_clock_ms() - Table::kWalkLiveMs - 1);
   cold.clear();
   EXPECT_EQ(hand.sweep(kPages, &cold, kPages), kPages);
