@@ -469,10 +469,11 @@ bool FaultHandler::resolve_present(Table* t, uint64_t page, uint64_t w, uint64_t
     // A walk over zapped pages in DRAM (an array read back front to back
     // after the CLOCK cleared its bits): the evictor spares what lies ahead.
     // (no walks where they are off: stream_pages 0)
-    bool walk = core_.opts.stream_pages > 0 && t->resident_walks.on_present(page, kResidentWalkHits);
+    bool walk = core_.opts.stream_pages > 0 &&
+                t->resident_walks.on_present(page, kResidentWalkHits);
     if (walk) t->walked(page);
-    return resolve_ioctl(core_.uffd->cont(addr, kPageSize, keep_wp), t, page, tid, "continue") == 0 &&
-           walk;
+    int rc = resolve_ioctl(core_.uffd->cont(addr, kPageSize, keep_wp), t, page, tid, "continue");
+    return walk && rc == 0;
   }
   if (is_wp(flags) && !keep_wp)
     resolve_ioctl(core_.uffd->writeprotect(addr, kPageSize, false), t, page, tid, "unprotect");

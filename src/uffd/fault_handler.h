@@ -127,8 +127,8 @@ class FaultHandler {
   // After a MINOR fault on `page` that continues a walk: maps the pages
   // after it that are in DRAM without an entry, up to kResidentWindow, as
   // their MINOR faults would (referenced; a CLEAN one write-protected),
-  // stopping at the first that is not in DRAM (the slow tier included). Each page under its lock;
-  // the caller holds none.
+  // stopping at the first that is not in DRAM (the slow tier included).
+  // Each page under its lock; the caller holds none.
   void map_ahead(Table* t, uint64_t page);
   void claim(Table* t, uint64_t page, bool write, unsigned tid);
   bool claim_ahead(Table* t, uint64_t page, bool write, uint64_t limit);
