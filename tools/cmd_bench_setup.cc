@@ -315,6 +315,13 @@ int parse_args(int argc, char** argv, Args* a) {
       .flag("--json", &a->json)
       .flag("-q, --quiet", &a->quiet);
   int rc = p.parse(argc, argv, nullptr);
+  // The store, the swap file and the bandwidth probe all go in --dir: a
+  // missing one is said now, not after the first runs went without them.
+  if (rc < 0) {
+    int fd = open(a->dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return kCmd.usage_error("--dir " + a->dir + ": " + strerror(errno));
+    close(fd);
+  }
   const bool reference = a->pattern == setup::Pattern::kDlrmReference;
   if (a->table_bytes == 0) a->table_bytes = reference ? 4ull << 30 : 1ull << 30;
   if (a->tables == 0) a->tables = reference ? 8 : 4;
