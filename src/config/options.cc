@@ -32,9 +32,9 @@ struct Def {
 };
 
 constexpr uint64_t kPiB = 1ull << 50;
-// 512 TiB: 2^37 slots of 4 KiB, the most a page word names
+// 256 TiB: 2^36 slots of 4 KiB, the most a page word names
 // (PageWord::kMaxSlots in page/page_state.h, which asserts it).
-constexpr uint64_t kMaxStoreBytes = 1ull << 49;
+constexpr uint64_t kMaxStoreBytes = 1ull << 48;
 constexpr uint64_t kMaxRegion = 1ull << 47;  // x86-64 user address space (4-level paging)
 constexpr uint64_t kIntMin(int64_t v) { return static_cast<uint64_t>(v); }
 

@@ -100,7 +100,8 @@ uint64_t ClockHand::sweep(uint64_t budget, std::vector<PageRef>* cold, size_t ma
       }
       if (unmarked_only_) {  // no zaps: each page's mapping stays as it is
         span_end_ = nullptr;
-        if (cold && !PageWord::referenced(v) && PageWord::heat(v) == 0) cold->push_back({t, page});
+        if (cold && PageWord::walked(v) && !PageWord::referenced(v) && PageWord::heat(v) == 0)
+          cold->push_back({t, page});
         continue;
       }
       // A referenced page that was accessed again since it was placed or

@@ -24,13 +24,15 @@ class ClockHand {
   // times survives k more rotations untouched); only pages whose heat is
   // spent are cold.
   void set_by_frequency(bool on) { by_frequency_ = on; }
-  // Only the pages with neither heat nor referenced bit are cold
-  // (scan_resistant's walked pages once the walk is past them: placed
-  // referenced with heat 0, the bit cleared behind the walk, see
-  // FaultHandler::read_behind; or pages whose heat was spent); every other
+  // Only a walk's pages the walk is past are cold (scan_resistant's:
+  // placed walked and referenced with heat 0, the bit cleared behind the
+  // walk, see FaultHandler::read_behind; PageWord::kWalked); every other
   // page is passed over untouched (no bit cleared, no zap, no decay). The
-  // evictor's first hand: a scan's pages go before any hot page spends its
-  // second chance.
+  // evictor's first hand: a scan's pages go before any page the program
+  // used on its own spends its second chance. Why only walked pages: a
+  // training step's rows whose bits the CLOCK cleared look the same as a
+  // scan's otherwise, and a 4 GiB trainer's save at 25% then evicted them
+  // (steps after the save at 0.58 of those before).
   void set_unmarked_only(bool on) { unmarked_only_ = on; }
   // Marked pages (referenced, or with heat) at or after a live walk's
   // front (Table::spared_from: a front-to-back walk that faulted within

@@ -65,7 +65,8 @@ uint64_t transition(PageWordAtomic& word, PageEvent e, int table_id, uint64_t pa
     uint64_t w = with_state(old, next);
     // A discarded page is forgotten: no slot (its owner freed it), no heat.
     if (e == PageEvent::kDiscard) w = with_state(0, next);
-    if (next == static_cast<int>(PageState::kAbsent)) w &= ~(PageWord::kSlowTier | PageWord::kWaiter);
+    if (next == static_cast<int>(PageState::kAbsent))
+      w &= ~(PageWord::kSlowTier | PageWord::kWaiter | PageWord::kWalked);
     if (word.compare_exchange_weak(old, w, std::memory_order_acq_rel)) return w;
   }
 }
@@ -97,7 +98,7 @@ void mark_access(PageWordAtomic& word) {
   uint64_t old = word.load(std::memory_order_relaxed);
   uint64_t w;
   do {
-    w = old | PageWord::kReferenced;
+    w = (old | PageWord::kReferenced) & ~PageWord::kWalked;
     if (PageWord::heat(old) < 255) w += 1ull << PageWord::kHeatShift;
   } while (!word.compare_exchange_weak(old, w, std::memory_order_acq_rel));
 }

@@ -67,7 +67,10 @@ int next_page_state(PageState s, PageEvent e);
 //   bit 17 pinned | bits 18-25 the pinning batch (modulo 256)
 //   bit 26 a thread waits on the FETCHING page (the fault handler saw its
 //   fault): the placement must wake it
-//   bits 27-63 slot number (2^37 slots: 512 TiB of store per store)
+//   bit 27 walked: placed by a front-to-back walk (scan_resistant) and not
+//   accessed since but by that walk; the evictor's scan hand takes only
+//   these (heat/clock.h)
+//   bits 28-63 slot number (2^36 slots: 256 TiB of store per store)
 struct PageWord {
   static constexpr uint64_t kStateMask = 0x7;
   static constexpr uint64_t kReferenced = 1u << 3;
@@ -81,11 +84,12 @@ struct PageWord {
   static constexpr int kPinBatchShift = 18;
   static constexpr uint64_t kPinBatchMask = 0xffull << kPinBatchShift;
   static constexpr uint64_t kWaiter = 1ull << 26;
-  static constexpr int kSlotShift = 27;
-  // Slots a store may have (512 TiB of 4 KiB pages): store_bytes and
+  static constexpr uint64_t kWalked = 1ull << 27;
+  static constexpr int kSlotShift = 28;
+  // Slots a store may have (256 TiB of 4 KiB pages): store_bytes and
   // pmem_bytes are bounded by it.
   static constexpr uint64_t kMaxSlots = 1ull << (64 - kSlotShift);
-  static_assert(kMaxSlots * kPageSize == 1ull << 49, "store_bytes' bound (config/options.cc)");
+  static_assert(kMaxSlots * kPageSize == 1ull << 48, "store_bytes' bound (config/options.cc)");
   static constexpr unsigned kMaxStores = 8;
 
   static PageState state(uint64_t w) { return static_cast<PageState>(w & kStateMask); }
@@ -97,6 +101,7 @@ struct PageWord {
   static bool slow(uint64_t w) { return w & kSlowTier; }
   static bool pinned(uint64_t w) { return w & kPinned; }
   static bool waiter(uint64_t w) { return w & kWaiter; }
+  static bool walked(uint64_t w) { return w & kWalked; }
   static uint8_t pin_batch(uint64_t w) { return (w & kPinBatchMask) >> kPinBatchShift; }
   static bool resident(uint64_t w) {
     PageState s = state(w);
@@ -116,7 +121,8 @@ void set_slot(PageWordAtomic& word, unsigned store, uint64_t slot);
 void clear_slot(PageWordAtomic& word);
 // Records that the page now lives on the slow memory tier (or DRAM again).
 void set_slow(PageWordAtomic& word, bool slow);
-// Marks an access: referenced bit and one more unit of heat (saturating).
+// Marks an access: referenced bit and one more unit of heat (saturating);
+// the page is no longer only a walk's (kWalked cleared).
 void mark_access(PageWordAtomic& word);
 // Clears the referenced bit; returns whether it was set.
 bool test_and_clear_referenced(PageWordAtomic& word);

@@ -595,9 +595,7 @@ void FaultHandler::add_followers(Table* t, uint64_t page, bool from_store, bool 
   // each page it read came back DIRTY and was written back again on its way
   // out (38,963 of 40,898 pages evicted in a 160 MiB save at 25%). A walk
   // that writes what it reads pays one write-protect fault a page instead.
-  bool evictions = core_.has_slow_tier() ||
-                   core_.tables.table_pages() > core_.residency.budget_pages();
-  bool scan = core_.opts.scan_resistant && evictions;
+  bool scan = scans();
   if (t->streams.walking()) {
     if (first > 0 && pending_[first - 1].table == t && pending_[first - 1].page == page) {
       pending_[first - 1].scan = scan;
@@ -617,8 +615,13 @@ void FaultHandler::add_followers(Table* t, uint64_t page, bool from_store, bool 
   t->streams.brought(page, span);
 }
 
+bool FaultHandler::scans() const {
+  return core_.opts.scan_resistant &&
+         (core_.has_slow_tier() || core_.tables.table_pages() > core_.residency.budget_pages());
+}
+
 // The pages [from, to) of a walk were read by the program since the walk's
-// last fault: those it placed (referenced, no heat: place_claimed's
+// last fault: those it placed (walked, referenced, no heat: place_claimed's
 // `scan`) lose the referenced bit and their page-table entries, which
 // makes them the evictor's first victims (Evictor::evict_pass) and makes
 // a later use of one a MINOR fault that marks it (promoted: heat, bit) as
@@ -637,7 +640,8 @@ void FaultHandler::read_behind(Table* t, uint64_t from, uint64_t to) {
     if (p < to) {
       PageWordAtomic& w = core_.word(t, p);
       uint64_t v = w.load(std::memory_order_acquire);
-      while (PageWord::referenced(v) && PageWord::heat(v) == 0 && in_dram(v) && !cleared)
+      while (PageWord::walked(v) && PageWord::referenced(v) && PageWord::heat(v) == 0 &&
+             in_dram(v) && !cleared)
         cleared = w.compare_exchange_weak(v, v & ~PageWord::kReferenced, std::memory_order_acq_rel);
     }
     if (cleared && run == to) run = p;

@@ -130,6 +130,10 @@ class FaultHandler {
   // stopping at the first that is not in DRAM (the slow tier included).
   // Each page under its lock; the caller holds none.
   void map_ahead(Table* t, uint64_t page);
+  // Whether a walk's pages are placed as a scan's (scan_resistant, and
+  // eviction may come: the tables do not fit the budget, or a slow tier
+  // takes DRAM's victims).
+  bool scans() const;
   void claim(Table* t, uint64_t page, bool write, unsigned tid);
   bool claim_ahead(Table* t, uint64_t page, bool write, uint64_t limit);
   uint64_t claim_following(Table* t, uint64_t page, uint64_t count, uint64_t limit,

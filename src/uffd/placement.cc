@@ -41,12 +41,13 @@ void unclaim(Core& core, Table* t, uint64_t page) {
 namespace {
 
 // A placed page's first mark: an access (heat), or for a walk's page
-// (`scan`) referenced without heat - the evictor's scan hand (heat/clock.h).
+// (`scan`) referenced and walked without heat - the evictor's scan hand
+// (heat/clock.h).
 void mark_placed(Core& core, PageWordAtomic& word, bool scan) {
   if (!scan) {
     mark_access(word);
   } else {
-    word.fetch_or(PageWord::kReferenced, std::memory_order_acq_rel);
+    word.fetch_or(PageWord::kReferenced | PageWord::kWalked, std::memory_order_acq_rel);
     core.scan_placed.fetch_add(1, std::memory_order_relaxed);
   }
 }

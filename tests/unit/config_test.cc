@@ -195,7 +195,7 @@ TEST(SetErrors, SizeOutOfRangeOrOverflow) {
   EXPECT_EQ(set_error("dram_bytes", "99999999999999999999"),
             "dram_bytes: \"99999999999999999999\" is too large (at most 1P)");
   EXPECT_EQ(set_error("store_bytes", "16384P"),
-            "store_bytes: \"16384P\" is too large (at most 512T)");
+            "store_bytes: \"16384P\" is too large (at most 256T)");
 }
 
 TEST(SetErrors, BadShareOfMemory) {

@@ -98,5 +98,27 @@ TEST(PageWord, SlotHeatAndReferencedBits) {
   EXPECT_EQ(PageWord::heat(w), 127u);
 }
 
+// A walk's page (kWalked) stays the walk's through a slot's change and
+// until the program uses it (mark_access) or it leaves DRAM for good.
+TEST(PageWord, TheWalkedBitGoesWithAnAccessOrTheLeavingPage) {
+  constexpr uint64_t kMaxSlot = PageWord::kMaxSlots - 1;
+  PageWordAtomic w(0);
+  transition(w, PageEvent::kClaim, 1, 0);
+  transition(w, PageEvent::kPlacedClean, 1, 0);
+  w.fetch_or(PageWord::kWalked);
+  set_slot(w, 7, kMaxSlot);
+  EXPECT_TRUE(PageWord::walked(w));
+  EXPECT_EQ(PageWord::slot(w), kMaxSlot);
+  clear_slot(w);
+  EXPECT_TRUE(PageWord::walked(w));
+  mark_access(w);
+  EXPECT_FALSE(PageWord::walked(w));
+  EXPECT_EQ(PageWord::heat(w), 1u);
+  w.fetch_or(PageWord::kWalked);
+  transition(w, PageEvent::kEvictCommit, 1, 0);  // a clean page dropped
+  EXPECT_EQ(PageWord::state(w), PageState::kAbsent);
+  EXPECT_FALSE(PageWord::walked(w));
+}
+
 }  // namespace
 }  // namespace mtier
