@@ -472,6 +472,15 @@ class Checkpoint:
         self.replay_same = None
         self.after_load_times = []
         self.bytes = 0
+        # Bytes read from block devices and swapped in (io_counts) at the
+        # start of each step, and right after the save: what the steps
+        # before and after the save had to read back.
+        self.io_at = {}
+        self.io_after_save = None
+
+    def mark_io(self, step):
+        c = io_counts()
+        self.io_at[step] = c[0] + c[2] * 4096
 
     def save(self, torch, model):
         t = time.monotonic()
@@ -482,6 +491,8 @@ class Checkpoint:
         end = time.monotonic()
         self.save_s = end - t
         self.bytes = os.path.getsize(self.path)
+        c = io_counts()
+        self.io_after_save = c[0] + c[2] * 4096
         # The CLOCK_MONOTONIC span, for a profiler's time filter (perf -k mono).
         log(f"checkpoint_saved {self.bytes} bytes in {self.save_s:.3f} s to {self.path} "
             f"(monotonic {t:.6f}-{end:.6f})")
@@ -513,6 +524,13 @@ class Checkpoint:
         before = sps(step_times[max(0, self.at - 10):self.at])
         after = sps(step_times[self.at:self.at + min(10, self.n)])
         after_load = sps(self.after_load_times[:10])
+        n_after = min(10, self.n)
+        mib = 1 << 20
+        read_before = (self.io_at[self.at] - self.io_at[max(0, self.at - 10)]) / mib
+        read_after = (self.io_at[self.at + n_after] - self.io_after_save) / mib
+        log(f"checkpoint_reads before_mib {read_before:.1f} after_save_mib {read_after:.1f} "
+            f"(read from block devices or swapped in during the 10 steps before the save "
+            f"and the first {n_after} after it)")
         log(f"checkpoint save_s {self.save_s:.6f} load_s {self.load_s:.6f} "
             f"before_sps {before:.3f} after_save_sps {after:.3f} "
             f"after_load_sps {after_load:.3f} bytes {self.bytes} "
@@ -635,6 +653,8 @@ def main():
             # Before the first update: from then on a forked worker also
             # keeps the old copy of every table page this process writes.
             log(f"workers_private_bytes {children_private_bytes()}")
+        if ckpt:
+            ckpt.mark_io(step)
         if ckpt and step == ckpt.at:
             ckpt.save(torch, model)
         if ckpt and step == ckpt.at + ckpt.n:
