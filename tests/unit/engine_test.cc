@@ -124,6 +124,24 @@ class EngineTest : public ::testing::Test {
     for (uint64_t p = 0; p < *pages; p++) fill_page(t + p * kPage, pattern(*id, p, gen));
     return t;
   }
+  // The scan-resistance tests' tables: a cold one of 4x the budget written
+  // and evicted (walked_table), and a hot one of a quarter of the budget
+  // written and evicted, its pages for the test to fault in on their own.
+  struct ColdAndHot {
+    char *cold = nullptr, *hot = nullptr;
+    int cold_id = -1, hot_id = -1;
+    uint64_t cold_pages = 0, hot_pages = 0;
+  };
+  ColdAndHot cold_and_hot() {
+    ColdAndHot c;
+    c.cold = walked_table("cold", 8, &c.cold_id, &c.cold_pages);
+    EXPECT_EQ(engine_->evict_table(c.cold_id), 0);
+    c.hot_pages = static_cast<uint64_t>(budget_pages()) / 4;
+    c.hot = table("hot", c.hot_pages * kPage, &c.hot_id);
+    for (uint64_t p = 0; p < c.hot_pages; p++) fill_page(c.hot + p * kPage, pattern(c.hot_id, p, 9));
+    EXPECT_EQ(engine_->evict_table(c.hot_id), 0);
+    return c;
+  }
   // A table 4x the budget written and read back through the store in use:
   // every page intact, and pages really went out and came back.
   void round_trip_four_times_the_budget(const char* name, uint64_t gen) {
@@ -516,16 +534,10 @@ TEST_F(EngineTest, AWalkOverAColdTableLeavesAHotSetThatFitsInDram) {
   // at a real budget a rotation takes minutes.
   opts_.scan_rate = Options{}.scan_rate;
   opts_.scan_resistant = true;
-  int cold_id, hot_id;
-  uint64_t pages;
-  char* cold = walked_table("cold", 8, &cold_id, &pages);
-  ASSERT_EQ(engine_->evict_table(cold_id), 0);
   // A hot set of a quarter of the budget, each page brought by a fault of
   // its own (in a scattered order: no walk) and touched again.
-  const uint64_t hot_pages = static_cast<uint64_t>(budget_pages()) / 4;
-  char* hot = table("hot", hot_pages * kPage, &hot_id);
-  for (uint64_t p = 0; p < hot_pages; p++) fill_page(hot + p * kPage, pattern(hot_id, p, 9));
-  ASSERT_EQ(engine_->evict_table(hot_id), 0);
+  const auto [cold, hot, cold_id, hot_id, pages, hot_pages] = cold_and_hot();
+  ASSERT_FALSE(HasFailure());
   std::vector<uint64_t> order(hot_pages);
   std::iota(order.begin(), order.end(), 0);
   for (int round = 0; round < 3; round++) {
@@ -558,14 +570,8 @@ TEST_F(EngineTest, AWalkOverAColdTableLeavesAHotSetThatFitsInDram) {
 TEST_F(EngineTest, AWalkLeavesTheProgramsPagesWhoseMarksWereSpent) {
   opts_.scan_resistant = true;
   opts_.scan_idle = true;  // the sampler spends the hot set's marks below the watermark too
-  int cold_id, hot_id;
-  uint64_t pages;
-  char* cold = walked_table("cold", 8, &cold_id, &pages);
-  ASSERT_EQ(engine_->evict_table(cold_id), 0);
-  const uint64_t hot_pages = static_cast<uint64_t>(budget_pages()) / 4;
-  char* hot = table("hot", hot_pages * kPage, &hot_id);
-  for (uint64_t p = 0; p < hot_pages; p++) fill_page(hot + p * kPage, pattern(hot_id, p, 9));
-  ASSERT_EQ(engine_->evict_table(hot_id), 0);
+  const auto [cold, hot, cold_id, hot_id, pages, hot_pages] = cold_and_hot();
+  ASSERT_FALSE(HasFailure());
   std::vector<uint64_t> order(hot_pages);
   std::iota(order.begin(), order.end(), 0);
   std::shuffle(order.begin(), order.end(), std::mt19937_64(1));

@@ -306,8 +306,8 @@ TEST(PinBits, ALaterBatchKeepsItsPinAndDiscardClearsIt) {
   // The pin lives beside the state: claims and placements keep it, and a
   // slot set or cleared does not touch it; a discard clears it.
   EXPECT_TRUE(pin(w, 7));
-  set_slot(w, 2, (1ull << 37) - 1);  // the largest slot
-  EXPECT_EQ(PageWord::slot(w.load()), (1ull << 37) - 1);
+  set_slot(w, 2, PageWord::kMaxSlots - 1);  // the largest slot
+  EXPECT_EQ(PageWord::slot(w.load()), PageWord::kMaxSlots - 1);
   EXPECT_TRUE(PageWord::pinned(w.load()));
   transition(w, PageEvent::kClaim, 1, 0);
   transition(w, PageEvent::kPlacedClean, 1, 0);
