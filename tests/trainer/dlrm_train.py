@@ -117,6 +117,19 @@ def proc_status(field):
     return 0
 
 
+def minor_faults():
+    """The process's minor page faults so far (/proc/self/stat's minflt,
+    every thread's; under mtier a fault its handler serves counts here too),
+    or 0 where the file cannot be read."""
+    try:
+        with open("/proc/self/stat") as f:
+            # Field 10; the command name (field 2) may hold spaces, so count
+            # from the ')' that ends it.
+            return int(f.read().rpartition(")")[2].split()[7])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
 def io_counts():
     """(bytes this process read and wrote on block devices, /proc/self/io's
     read_bytes and write_bytes: every thread's, mtier's store I/O included;
@@ -477,10 +490,13 @@ class Checkpoint:
         # before and after the save had to read back.
         self.io_at = {}
         self.io_after_save = None
+        self.faults_at = {}
+        self.faults_after_save = None
 
     def mark_io(self, step):
         c = io_counts()
         self.io_at[step] = c[0] + c[2] * 4096
+        self.faults_at[step] = minor_faults()
 
     def save(self, torch, model):
         t = time.monotonic()
@@ -493,6 +509,7 @@ class Checkpoint:
         self.bytes = os.path.getsize(self.path)
         c = io_counts()
         self.io_after_save = c[0] + c[2] * 4096
+        self.faults_after_save = minor_faults()
         # The CLOCK_MONOTONIC span, for a profiler's time filter (perf -k mono).
         log(f"checkpoint_saved {self.bytes} bytes in {self.save_s:.3f} s to {self.path} "
             f"(monotonic {t:.6f}-{end:.6f})")
@@ -528,9 +545,12 @@ class Checkpoint:
         mib = 1 << 20
         read_before = (self.io_at[self.at] - self.io_at[max(0, self.at - 10)]) / mib
         read_after = (self.io_at[self.at + n_after] - self.io_after_save) / mib
+        faults_before = self.faults_at[self.at] - self.faults_at[max(0, self.at - 10)]
+        faults_after = self.faults_at[self.at + n_after] - self.faults_after_save
         log(f"checkpoint_reads before_mib {read_before:.1f} after_save_mib {read_after:.1f} "
-            f"(read from block devices or swapped in during the 10 steps before the save "
-            f"and the first {n_after} after it)")
+            f"minflt_before {faults_before} minflt_after_save {faults_after} "
+            f"(read from block devices or swapped in, and minor faults, during the 10 "
+            f"steps before the save and the first {n_after} after it)")
         log(f"checkpoint save_s {self.save_s:.6f} load_s {self.load_s:.6f} "
             f"before_sps {before:.3f} after_save_sps {after:.3f} "
             f"after_load_sps {after_load:.3f} bytes {self.bytes} "
