@@ -118,7 +118,8 @@ uint64_t Evictor::evict_pass(bool slow_tier) {
   freeing_seen_ = false;
   // Pages walked in since the last time the scan hand found none: it takes
   // them (the walks' pages the walks are past: PageWord::kWalked) first,
-  // for one rotation at most, without touching the others; the CLOCK goes on from there.
+  // for one rotation at most, without touching the others; the CLOCK goes
+  // on from there.
   // Why: a checkpoint's save reads every table front to back while the
   // trainer waits; had its pages entered referenced as others do, the
   // CLOCK would clear every hot page's bit in one rotation and evict the

@@ -30,9 +30,9 @@ class ClockHand {
   // page is passed over untouched (no bit cleared, no zap, no decay). The
   // evictor's first hand: a scan's pages go before any page the program
   // used on its own spends its second chance. Why only walked pages: a
-  // training step's rows whose bits the CLOCK cleared look the same as a
-  // scan's otherwise, and a 4 GiB trainer's save at 25% then evicted them
-  // (steps after the save at 0.58 of those before).
+  // training step's rows whose bits the sampler spent look the same as a
+  // scan's otherwise, and were evicted with it
+  // (EngineTest.AWalkLeavesTheProgramsPagesWhoseMarksWereSpent).
   void set_unmarked_only(bool on) { unmarked_only_ = on; }
   // Marked pages (referenced, or with heat) at or after a live walk's
   // front (Table::spared_from: a front-to-back walk that faulted within

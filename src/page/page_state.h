@@ -68,7 +68,7 @@ int next_page_state(PageState s, PageEvent e);
 //   bit 26 a thread waits on the FETCHING page (the fault handler saw its
 //   fault): the placement must wake it
 //   bit 27 walked: placed by a front-to-back walk (scan_resistant) and not
-//   accessed since but by that walk; the evictor's scan hand takes only
+//   used since (mark_access clears it); the evictor's scan hand takes only
 //   these (heat/clock.h)
 //   bits 28-63 slot number (2^36 slots: 256 TiB of store per store)
 struct PageWord {
