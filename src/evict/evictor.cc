@@ -104,6 +104,15 @@ uint64_t Evictor::useful_target(const Residency& r, bool slow_tier) const {
   return std::min(excess, tables > budget ? tables - budget : 0);
 }
 
+// The CLOCK's victims go down a tier (DRAM's to the slow tier where there
+// is one) or to a store (the slow tier's, or DRAM's without one). `force`:
+// a page referenced since it was chosen goes too (the last resort's).
+uint64_t Evictor::evict_clock_victims(const std::vector<PageRef>& victims, bool slow_tier,
+                                      int* err, bool force) {
+  return slow_tier || !core_.has_slow_tier() ? evict(victims, force, err)
+                                             : demote_or_evict(victims, err, force);
+}
+
 uint64_t Evictor::evict_pass(bool slow_tier) {
   std::lock_guard pass(pass_mu_);
   std::shared_lock tables(core_.tables.mutex());
@@ -167,9 +176,24 @@ uint64_t Evictor::evict_pass(bool slow_tier) {
     hand_.set_spare_walks(visited < total);
     uint64_t v = hand_.sweep(total ? total : 1, &victims, core_.opts.evict_batch, slow_tier, hints);
     visited += v ? v : total + 1;
-    if (!victims.empty())
-      freed += slow_tier || !core_.has_slow_tier() ? evict(victims, false, &err)
-                                                   : demote_or_evict(victims, &err);
+    if (!victims.empty()) freed += evict_clock_victims(victims, slow_tier, &err);
+    core_.residency.notify_progress();
+  }
+  // The last resort: rotations that found nothing to free (no victim, as
+  // opposed to victims a full or failing store refused: err) while the
+  // budget is full or a fault waits for room take any page the hand may
+  // (hot ones too: ClockHand::set_take_any), from where the hand stands,
+  // so that only pages nothing may evict (pinned, held, on their way) or
+  // a store's failure make a pass stuck.
+  if (freed == 0 && err == 0 && !freeing_seen_ && !stopping_.load() &&
+      (r.waiters() > 0 || r.resident() >= static_cast<int64_t>(r.budget_pages()))) {
+    victims.clear();
+    hand_.set_take_any(true);
+    hand_.sweep(total ? total : 1, &victims,
+                std::min<uint64_t>(core_.opts.evict_batch, std::max<uint64_t>(target, 1)),
+                slow_tier, false);
+    hand_.set_take_any(false);
+    if (!victims.empty()) freed += evict_clock_victims(victims, slow_tier, &err, true);
     core_.residency.notify_progress();
   }
   pass_error_.store(err, std::memory_order_relaxed);

@@ -87,6 +87,8 @@ class Evictor {
   // Pages in a row on consecutive slots that keep them (place_in_runs).
   static constexpr size_t kKeptStretch = 4;
   uint64_t demote_or_evict(const std::vector<PageRef>& victims, int* err, bool force = false);
+  uint64_t evict_clock_victims(const std::vector<PageRef>& victims, bool slow_tier, int* err,
+                               bool force = false);
   std::vector<PageRef> demote(const std::vector<PageRef>& pages);
   void account_demotion(const PageRef& v, int node, std::vector<PageRef>* failed);
   void account_tier_move(const PageRef& v, bool to_slow);

@@ -92,6 +92,11 @@ uint64_t ClockHand::sweep(uint64_t budget, std::vector<PageRef>* cold, size_t ma
         span_end_ = nullptr;
         continue;
       }
+      if (take_any_) {  // the last resort (set_take_any): no bit, no zap
+        span_end_ = nullptr;
+        if (cold) cold->push_back({t, page});
+        continue;
+      }
       // Ahead of a live walk (spare_walks): a marked page is passed over;
       // an unmarked one (a previous pass's, behind that walk) still goes.
       if (cold && page >= spared_from && (PageWord::referenced(v) || PageWord::heat(v) > 0)) {

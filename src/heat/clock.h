@@ -44,6 +44,14 @@ class ClockHand {
   // it made the CLOCK evict the hot set instead (the engine test
   // AWalkOverAColdTableLeavesAHotSetThatFitsInDram, under load).
   void set_spare_walks(bool on) { spare_walks_ = on; }
+  // Every page the hand may take is cold: referenced or hot, ahead of a
+  // walk or not (pinned, held and hinted pages still are not; nothing is
+  // zapped, the victims' eviction unmaps them). The evictor's last resort,
+  // for a pass whose rotations freed nothing while the budget is full: a
+  // hot page keeps its bit at each rotation with its heat halved, so pages
+  // hit often enough outlast any fixed count of rotations
+  // (EvictorTest.APassFreesPagesWhenEveryResidentPageIsHot).
+  void set_take_any(bool on) { take_any_ = on; }
   // Visits up to `budget` resident pages from the hand: referenced ones are
   // cleared and zapped, unreferenced ones appended to `cold` (at most
   // `max_cold`; nullptr to only sample). Returns the pages visited.
@@ -74,6 +82,7 @@ class ClockHand {
   bool by_frequency_ = false;
   bool unmarked_only_ = false;
   bool spare_walks_ = false;
+  bool take_any_ = false;
   uint64_t hand_ = 0;  // region page index of the next page to visit
   uint64_t rotations_ = 0;
   char* zap_start_ = nullptr;

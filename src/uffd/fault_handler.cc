@@ -272,16 +272,36 @@ uint64_t FaultHandler::demand_pages(const struct uffd_msg* msgs, size_t n) const
   return distinct;
 }
 
+// Reserves the room a batch needs (demand_pages) in reserved_. Where
+// eviction cannot make it, the batch goes over the budget and says so:
+// once, then at most every 10 s, with how many times so far (a stuck budget
+// fails every batch, and a line each flooded the program's stderr;
+// budget_overruns counts every one).
+void FaultHandler::reserve_for(const struct uffd_msg* msgs, size_t n) {
+  reserved_ = 0;
+  uint64_t demand = demand_pages(msgs, n);
+  if (!demand) return;
+  if (core_.residency.reserve_room(demand)) {
+    reserved_ = demand;
+    return;
+  }
+  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          std::chrono::steady_clock::now().time_since_epoch())
+                          .count();
+  int64_t last = over_budget_said_ms_.load(std::memory_order_relaxed);
+  if (last >= 0 && now - last < 10000) return;
+  if (!over_budget_said_ms_.compare_exchange_strong(last, now, std::memory_order_relaxed)) return;
+  MTIER_LOG_WARN("DRAM budget exceeded: eviction cannot make room (store full or failing); "
+                 "said once every 10 s at most; budget_overruns counts each (%llu so far)",
+                 static_cast<unsigned long long>(core_.residency.overruns()));
+}
+
 void FaultHandler::handle_batch(const struct uffd_msg* msgs, size_t n) {
   // Room first, with no lock held (LOCKING in page/core.h): the evictor
   // that makes it needs the registry.
   // The room is reserved, not only waited for: the lookahead's worker
   // claims concurrently and would take it before this batch's claims.
-  reserved_ = 0;
-  if (uint64_t demand = demand_pages(msgs, n); demand) {
-    if (core_.residency.reserve_room(demand)) reserved_ = demand;
-    else MTIER_LOG_WARN("DRAM budget exceeded: eviction cannot make room (store full or failing)");
-  }
+  reserve_for(msgs, n);
   std::shared_lock tables(core_.tables.mutex());
   pending_.clear();
   for (size_t i = 0; i < n; i++) {
@@ -311,11 +331,7 @@ void FaultHandler::handle_batch(const struct uffd_msg* msgs, size_t n) {
 // message: a page in DRAM by now only needs the wake.
 void FaultHandler::handle_child_batch(const struct uffd_msg* msgs,
                                       ForkedChildren::Child* const* owners, size_t n) {
-  reserved_ = 0;
-  if (uint64_t demand = demand_pages(msgs, n); demand) {
-    if (core_.residency.reserve_room(demand)) reserved_ = demand;
-    else MTIER_LOG_WARN("DRAM budget exceeded: eviction cannot make room (store full or failing)");
-  }
+  reserve_for(msgs, n);
   std::shared_lock tables(core_.tables.mutex());
   pending_.clear();
   child_batch_.clear();

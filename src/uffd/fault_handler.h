@@ -118,6 +118,7 @@ class FaultHandler {
   void retry_child_waits();
   void fail_child(const ChildWait& w, const char* why);
   void reap_child(size_t i);
+  void reserve_for(const struct uffd_msg* msgs, size_t n);
   uint64_t demand_pages(const struct uffd_msg* msgs, size_t n) const;
   void serve_fetch_orders();
   void resolve(Table* t, uint64_t page, uint64_t flags, unsigned tid);
@@ -162,6 +163,9 @@ class FaultHandler {
   // Room reserved for the current batch's demand pages not yet claimed
   // (handle_batch; the handler's thread only).
   uint64_t reserved_ = 0;
+  // When the over-budget warning was last said (steady clock, ms; -1:
+  // never): reserve_for says it at most every 10 s.
+  std::atomic<int64_t> over_budget_said_ms_{-1};
   std::vector<std::vector<Placement*>> by_store_;
   std::vector<StoreIo> ios_;
   std::vector<FetchOrder> serving_;  // swapped with requests_ under request_mu_

@@ -213,6 +213,22 @@ TEST_F(EvictorTest, AReferencedPageGetsASecondChanceInAPass) {
   for (uint64_t p = 0; p < 8; p++) EXPECT_EQ(e_.state(p), PageState::kClean) << p;
 }
 
+// Every resident page hot (referenced, heat spent on many faults) and the
+// budget full: a pass still frees pages (the CLOCK's last rotation takes
+// any page it may, hot or not), or a fault waiting for room would go over
+// the budget ("eviction cannot make room"). Before, a hot page kept its
+// bit at each rotation with its heat halved, and a pass gave up after
+// four: a forked pool's workers reading an inherited array overran the
+// budget so.
+TEST_F(EvictorTest, APassFreesPagesWhenEveryResidentPageIsHot) {
+  for (uint64_t p = 0; p < 16; p++) {
+    e_.make_resident(p, 0, false);
+    for (int k = 0; k < 255; k++) mark_access(e_.table->words[p]);
+  }
+  EXPECT_GT(evictor_->evict_pass(), 0u);
+  EXPECT_FALSE(e_.core->residency.stuck());
+}
+
 // Where victims are unmapped (CONTINUE_MODE_WP), one zap covers two
 // victims and the absent pages between them; a resident page between two
 // victims (here pinned, so not one itself) keeps its page-table entry and

@@ -651,6 +651,19 @@ TEST_F(FaultLoopTest, APollThatFailsThenWorksIsLoggedAndTheNextFaultIsServed) {
   EXPECT_EQ(log.count("recovered after 2 consecutive failures"), 1u) << log.text();
 }
 
+// A stuck budget fails every batch: the warning is said once (then at
+// most every 10 s), each overrun counted. Before, a line a batch: 61 lines
+// on a forked pool's stderr.
+TEST_F(FaultLoopTest, AStuckBudgetIsSaidOnceForManyBatches) {
+  LogCapture log;
+  for (uint64_t p = 0; p < 16; p++) e_.make_resident(p, 1, false);
+  e_.core->residency.set_stuck(true);
+  for (uint64_t p = 20; p < 24; p++) fault(p);
+  EXPECT_EQ(e_.core->residency.overruns(), 4u);
+  EXPECT_EQ(log.count("DRAM budget exceeded: eviction cannot make room"), 1u) << log.text();
+  EXPECT_EQ(log.count("(1 so far)"), 1u) << log.text();
+}
+
 TEST_F(FaultLoopTest, AnInterruptedPollIsRetriedWithoutALine) {
   LogCapture log;
   e_.uffd->wait_results = {-EINTR, -EINTR};
