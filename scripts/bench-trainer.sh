@@ -91,6 +91,11 @@ options:
                       speed over all-DRAM's and swap's, and steps/s in the 10
                       steps after the save (and after the load) over the 10
                       before it. With --steps below 40 it takes 40
+  --checkpoint-at STEP  with --checkpoint: save before this step instead of
+                      half-way (the trainer wants it >= 10 and 10 steps
+                      after it before the run's end). Why: the steps before
+                      a save are only a steady state once DRAM is full; the
+                      table's ev-bef column says whether it was
   --keep DIR          keep every run's stdout and stderr in DIR
   -h, --help          this text
 Anything after -- goes to the trainer unchanged. MTIER_* variables already in
@@ -115,6 +120,7 @@ STORE=/var/tmp
 MIN_BYTES=
 KEEP=
 CHECKPOINT=
+CKPT_AT=
 TARGS=()
 EXTRA=()
 while [ $# -gt 0 ]; do
@@ -134,6 +140,7 @@ while [ $# -gt 0 ]; do
     --workers) WORKERS=$2; shift 2 ;;
     --keep) KEEP=$2; shift 2 ;;
     --checkpoint) CHECKPOINT=1; shift ;;
+    --checkpoint-at) CKPT_AT=$2; shift 2 ;;
     --tables|--table-bytes|--batch|--pooling|--zipf|--seed|--threads)
       TARGS+=("$1" "$2"); shift 2 ;;
     --) shift; EXTRA=("$@"); break ;;
@@ -177,6 +184,10 @@ CKPT=()
 if [ -n "$CHECKPOINT" ]; then
   [ "$STEPS" -ge 40 ] || STEPS=40
   CKPT=(--checkpoint "$STORE")
+  [ -n "$CKPT_AT" ] && CKPT+=(--checkpoint-at "$CKPT_AT")
+elif [ -n "$CKPT_AT" ]; then
+  echo "bench-trainer.sh: --checkpoint-at wants --checkpoint" >&2
+  exit 2
 fi
 ARGS=(--preset "$PRESET" --steps "$STEPS" "${LOADER[@]}" "${CKPT[@]}" "${TARGS[@]}" "${EXTRA[@]}")
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/bench-trainer.XXXXXX")
@@ -440,9 +451,9 @@ if [ -n "$CHECKPOINT" ]; then
   cratio() { paste <(cvals "$1" "$2") <(cvals "$1" "$3") | awk '$2 > 0 { print $1 / $2 }' | median; }
   echo
   echo "checkpoint (medians of $REPEATS runs): torch.save of the state dict ($(mib "$(cmed base bytes)")) to a file in $STORE"
-  echo "(fsync'd) before step $(( STEPS / 2 )), torch.load + load_state_dict 10 steps later:"
-  printf '  %-30s %7s %7s %7s %7s %7s %7s %8s %8s %8s  %s\n' configuration save_s vs-dram vs-swap load_s \
-    vs-dram vs-swap after/bef load/bef min-aft replay
+  echo "(fsync'd) before step ${CKPT_AT:-$(( STEPS / 2 ))}, torch.load + load_state_dict 10 steps later:"
+  printf '  %-30s %7s %7s %7s %7s %7s %7s %8s %8s %8s %8s  %s\n' configuration save_s vs-dram vs-swap load_s \
+    vs-dram vs-swap after/bef load/bef min-aft ev-bef replay
   base_save=$(cmed base save_s) base_load=$(cmed base load_s)
   for i in "${!names[@]}"; do
     n=${names[$i]}
@@ -454,17 +465,23 @@ if [ -n "$CHECKPOINT" ]; then
       ld_swap=$(ratio "$(cmed "s${pcts[$i]}" load_s)" "$load")
     fi
     minaft=$(paste <(cvals "$n" after_save_sps) <(cvals "$n" before_sps) | awk '$2 > 0 { print $1 / $2 }' | sort -g | head -n 1)
+    # the model's table pages evicted in the 10 steps before the save
+    # (the trainer's checkpoint_mtier line; mtier runs only)
+    evbef=$(for r in $(seq 1 "$REPEATS"); do sed -n 's/^# checkpoint_mtier before: evictions \([0-9]*\) .*/\1/p' "$WORK/$n.$r.err"; done | median)
+    [ "$evbef" = nan ] && evbef=-
     same=identical
     for r in $(seq 1 "$REPEATS"); do grep -q '^# checkpoint .* replay identical' "$WORK/$n.$r.err" || same=DIFFERENT; done
-    printf '  %-30s %7.3f %7s %7s %7.3f %7s %7s %8.3f %8.3f %8.3f  %s\n' "${labels[$i]}" "$save" \
+    printf '  %-30s %7.3f %7s %7s %7.3f %7s %7s %8.3f %8.3f %8.3f %8s  %s\n' "${labels[$i]}" "$save" \
       "$(ratio "$base_save" "$save")" "$sv_swap" "$load" "$(ratio "$base_load" "$load")" "$ld_swap" \
       "$(cratio "$n" after_save_sps before_sps)" "$(cratio "$n" after_load_sps before_sps)" \
-      "${minaft:-nan}" "$same"
+      "${minaft:-nan}" "${evbef:--}" "$same"
   done
   echo "  vs-dram, vs-swap: all-DRAM's (swap's) seconds over this one's (speed ratio); after/bef:"
   echo "  steps/s in the 10 steps after the save over the 10 before it (median of the runs' ratios;"
   echo "  min-aft: the lowest run's); load/bef: the 10 steps after the load (3 replayed) over the 10"
-  echo "  before the save; replay: the 3 replayed steps' losses equal those after the save in every run"
+  echo "  before the save; ev-bef: pages of the model's tables mtier evicted in the 10 steps before the"
+  echo "  save (median; 0: DRAM was not full yet, and after/bef compares a warm-up with a steady state:"
+  echo "  use --checkpoint-at); replay: the 3 replayed steps' losses equal those after the save in every run"
   echo "  (and 'same losses+weights' above compares every loss with all-DRAM's)"
 fi
 if [ -n "$KEEP" ]; then

@@ -122,7 +122,8 @@ for _ in $(seq 100); do [ -S /run/mtier/mtierd.sock ] && break; sleep 0.1; done
 # 4. Train with the installed paths only.
 step "the sample trainer with the installed mtier run"
 mkdir "$work/run" "$work/store"
-cp "$top/tests/trainer/dlrm_train.py" "$top/tests/trainer/workload.py" "$work/run/"
+cp "$top/tests/trainer/dlrm_train.py" "$top/tests/trainer/workload.py" \
+  "$top/tests/trainer/table_counts.py" "$work/run/"
 rm -rf "$src"  # the tarball's build tree
 mv "$top" "$away" || fail "cannot move the checkout $top out of reach"
 cd "$work/run"

@@ -38,6 +38,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from table_counts import table_counts  # noqa: E402
 from workload import Table, Workload, parse_size  # noqa: E402
 
 ZIPF_DEFAULT = "1.05,0.9,1.1,1.3,1.2,0.95"
@@ -492,11 +493,16 @@ class Checkpoint:
         self.io_after_save = None
         self.faults_at = {}
         self.faults_after_save = None
+        # mtier's counts over the model's tables (table_counts; None
+        # without mtier) at the same moments.
+        self.mtier_at = {}
+        self.mtier_after_save = None
 
-    def mark_io(self, step):
+    def mark_io(self, step, model):
         c = io_counts()
         self.io_at[step] = c[0] + c[2] * 4096
         self.faults_at[step] = minor_faults()
+        self.mtier_at[step] = table_counts(model.parameters())
 
     def save(self, torch, model):
         t = time.monotonic()
@@ -510,6 +516,7 @@ class Checkpoint:
         c = io_counts()
         self.io_after_save = c[0] + c[2] * 4096
         self.faults_after_save = minor_faults()
+        self.mtier_after_save = table_counts(model.parameters())
         # The CLOCK_MONOTONIC span, for a profiler's time filter (perf -k mono).
         log(f"checkpoint_saved {self.bytes} bytes in {self.save_s:.3f} s to {self.path} "
             f"(monotonic {t:.6f}-{end:.6f})")
@@ -551,6 +558,16 @@ class Checkpoint:
             f"minflt_before {faults_before} minflt_after_save {faults_after} "
             f"(read from block devices or swapped in, and minor faults, during the 10 "
             f"steps before the save and the first {n_after} after it)")
+        first, last = self.mtier_at.get(max(0, self.at - 10)), self.mtier_at.get(self.at)
+        end = self.mtier_at.get(self.at + n_after)
+        if first and last and end and self.mtier_after_save:
+            def moved(a, b):
+                return " ".join(f"{k} {b[k] - a[k]}" for k in (
+                    "evictions", "writebacks", "fetches", "prefetches", "missing_faults",
+                    "minor_faults", "wp_faults"))
+            log(f"checkpoint_mtier before: {moved(first, last)}; "
+                f"after_save: {moved(self.mtier_after_save, end)} (pages of the model's "
+                f"tables, mtier_table_stats, over the same steps)")
         log(f"checkpoint save_s {self.save_s:.6f} load_s {self.load_s:.6f} "
             f"before_sps {before:.3f} after_save_sps {after:.3f} "
             f"after_load_sps {after_load:.3f} bytes {self.bytes} "
@@ -674,7 +691,7 @@ def main():
             # keeps the old copy of every table page this process writes.
             log(f"workers_private_bytes {children_private_bytes()}")
         if ckpt:
-            ckpt.mark_io(step)
+            ckpt.mark_io(step, model)
         if ckpt and step == ckpt.at:
             ckpt.save(torch, model)
         if ckpt and step == ckpt.at + ckpt.n:

@@ -13,13 +13,13 @@ state_dict loaded into itself (shares the parameters' memory); 3 strict=False
 with one table's key missing; 4 one table's shape wrong (an error, the other
 table loaded); 5 a float64 state (copy_ converts)."""
 
-import ctypes
 import hashlib
 import io
-import os
 import sys
 
 import torch
+
+from table_counts import table_counts
 
 ROWS, DIM = 16384, 64  # 4 MiB a table
 
@@ -50,28 +50,8 @@ def train(model, seed):
 def page_reads(model):
     """Pages of the model's tables read back from a store so far (fetches
     and read-ahead), by mtier_table_stats; None without mtier."""
-    try:
-        lib = ctypes.CDLL("libmtier.so.0", mode=os.RTLD_NOLOAD)
-    except OSError:
-        return None
-
-    class Stats(ctypes.Structure):
-        _fields_ = [("id", ctypes.c_int), ("name", ctypes.c_char * 64)] + \
-            [(f, ctypes.c_uint64) for f in (
-                "bytes", "resident_bytes", "stored_bytes", "missing_faults", "minor_faults",
-                "wp_faults", "zero_fills", "fetches", "prefetches", "evictions", "writebacks",
-                "evict_cancels", "errors", "heat", "slow_bytes", "demotions")]
-
-    total = 0
-    for p in model.parameters():
-        tid = lib.mtier_table_find(ctypes.c_void_p(p.data_ptr()))
-        if tid < 0:
-            return None
-        st = Stats()
-        if lib.mtier_table_stats(tid, ctypes.byref(st)) != 0:
-            return None
-        total += st.fetches + st.prefetches
-    return total
+    counts = table_counts(model.parameters())
+    return None if counts is None else counts["fetches"] + counts["prefetches"]
 
 
 def discards():
