@@ -39,7 +39,8 @@ machine: cores, memory, kernel, CPU model; per step: command, exit status,
 seconds, and the step's own JSON where it has one, else its text; the
 checkpoint step's table also as figures, one entry a configuration:
 save_s, load_s, their speed over all-DRAM's and swap's, steps/s after the
-save and the load over before, replay_identical, same_as_dram),
+save and the load over before, the table pages mtier evicted in the 10
+steps before the save, replay_identical, same_as_dram),
 summary.txt (one line per step and the set-up's, suite's and checkpoint's
 key figures), and each step's stdout and stderr.
 
@@ -158,7 +159,8 @@ def checkpoint_rows(text):
     '-' (no swap beside it) is None; same_as_dram: its row of the first
     table says every loss and the final weights equal all-DRAM's."""
     keys = ("save_s", "save_vs_dram", "save_vs_swap", "load_s", "load_vs_dram", "load_vs_swap",
-            "after_save_over_before", "after_load_over_before", "min_after_save_over_before")
+            "after_save_over_before", "after_load_over_before", "min_after_save_over_before",
+            "evicted_before_save")
     row = re.compile(r"^  (\S.*?)\s+" + r"\s+".join([r"(\S+)"] * len(keys))
                      + r"\s+(identical|DIFFERENT)$")
     lines = text.splitlines()
