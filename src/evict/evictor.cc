@@ -161,7 +161,7 @@ uint64_t Evictor::evict_pass(bool slow_tier) {
       }
       break;
     }
-    freed += core_.has_slow_tier() ? demote_or_evict(victims, &err) : evict(victims, false, &err);
+    freed += evict_clock_victims(victims, false, &err);
     core_.residency.notify_progress();
   }
   // Two rotations at most: the first may only clear referenced bits. A
