@@ -3,7 +3,6 @@
 // per page and its counters. Tables are created and freed by the registry.
 #pragma once
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -12,6 +11,7 @@
 #include "page/sequential_streams.h"
 #include "page/write_intent.h"
 #include "sys/page_size.h"
+#include "util/monotonic.h"
 
 namespace mtier {
 
@@ -117,11 +117,7 @@ struct Table {
   static constexpr uint64_t kWalkLiveMs = 100;
   std::atomic<uint64_t> walk_front{UINT64_MAX};
   std::atomic<uint64_t> walk_ms{0};
-  static uint64_t walk_clock_ms() {
-    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                     std::chrono::steady_clock::now().time_since_epoch())
-                                     .count());
-  }
+  static uint64_t walk_clock_ms() { return monotonic_ms(); }
   void walked(uint64_t page) {
     walk_front.store(page, std::memory_order_relaxed);
     walk_ms.store(walk_clock_ms(), std::memory_order_relaxed);
