@@ -474,6 +474,18 @@ class InMemoryDataset:
 REPLAY_STEPS = 3
 
 
+class Counts:
+    """At one moment: bytes the process read from block devices or swapped
+    in (io_counts), its minor faults, and mtier's counts over the model's
+    tables (table_counts; None without mtier)."""
+
+    def __init__(self, model):
+        c = io_counts()
+        self.read = c[0] + c[2] * 4096
+        self.minflt = minor_faults()
+        self.mtier = table_counts(model.parameters())
+
+
 class Checkpoint:
     """The --checkpoint exercise: save before step `at`, load before step
     `at + n`, then the first REPLAY_STEPS of step `at`'s inputs again."""
@@ -486,23 +498,15 @@ class Checkpoint:
         self.replay_same = None
         self.after_load_times = []
         self.bytes = 0
-        # Bytes read from block devices and swapped in (io_counts) at the
-        # start of each step, and right after the save: what the steps
-        # before and after the save had to read back.
-        self.io_at = {}
-        self.io_after_save = None
-        self.faults_at = {}
-        self.faults_after_save = None
-        # mtier's counts over the model's tables (table_counts; None
-        # without mtier) at the same moments.
-        self.mtier_at = {}
-        self.mtier_after_save = None
+        # What the process had read and faulted, and what mtier had done to
+        # the model's tables, at the start of each step and right after the
+        # save (Counts): the steps before and after the save, and the save
+        # itself, are differences of two of them.
+        self.at_step = {}
+        self.after_save = None
 
     def mark_io(self, step, model):
-        c = io_counts()
-        self.io_at[step] = c[0] + c[2] * 4096
-        self.faults_at[step] = minor_faults()
-        self.mtier_at[step] = table_counts(model.parameters())
+        self.at_step[step] = Counts(model)
 
     def save(self, torch, model):
         t = time.monotonic()
@@ -513,10 +517,7 @@ class Checkpoint:
         end = time.monotonic()
         self.save_s = end - t
         self.bytes = os.path.getsize(self.path)
-        c = io_counts()
-        self.io_after_save = c[0] + c[2] * 4096
-        self.faults_after_save = minor_faults()
-        self.mtier_after_save = table_counts(model.parameters())
+        self.after_save = Counts(model)
         # The CLOCK_MONOTONIC span, for a profiler's time filter (perf -k mono).
         log(f"checkpoint_saved {self.bytes} bytes in {self.save_s:.3f} s to {self.path} "
             f"(monotonic {t:.6f}-{end:.6f})")
@@ -550,24 +551,24 @@ class Checkpoint:
         after_load = sps(self.after_load_times[:10])
         n_after = min(10, self.n)
         mib = 1 << 20
-        read_before = (self.io_at[self.at] - self.io_at[max(0, self.at - 10)]) / mib
-        read_after = (self.io_at[self.at + n_after] - self.io_after_save) / mib
-        faults_before = self.faults_at[self.at] - self.faults_at[max(0, self.at - 10)]
-        faults_after = self.faults_at[self.at + n_after] - self.faults_after_save
-        log(f"checkpoint_reads before_mib {read_before:.1f} after_save_mib {read_after:.1f} "
-            f"minflt_before {faults_before} minflt_after_save {faults_after} "
+        first, last = self.at_step[max(0, self.at - 10)], self.at_step[self.at]
+        saved, end = self.after_save, self.at_step[self.at + n_after]
+        log(f"checkpoint_reads before_mib {(last.read - first.read) / mib:.1f} "
+            f"after_save_mib {(end.read - saved.read) / mib:.1f} "
+            f"minflt_before {last.minflt - first.minflt} "
+            f"minflt_after_save {end.minflt - saved.minflt} "
             f"(read from block devices or swapped in, and minor faults, during the 10 "
             f"steps before the save and the first {n_after} after it)")
-        first, last = self.mtier_at.get(max(0, self.at - 10)), self.mtier_at.get(self.at)
-        end = self.mtier_at.get(self.at + n_after)
-        if first and last and end and self.mtier_after_save:
+        if first.mtier and last.mtier and saved.mtier and end.mtier:
             def moved(a, b):
                 return " ".join(f"{k} {b[k] - a[k]}" for k in (
                     "evictions", "writebacks", "fetches", "prefetches", "missing_faults",
                     "minor_faults", "wp_faults"))
-            log(f"checkpoint_mtier before: {moved(first, last)}; "
-                f"after_save: {moved(self.mtier_after_save, end)} (pages of the model's "
-                f"tables, mtier_table_stats, over the same steps)")
+            log(f"checkpoint_mtier before: {moved(first.mtier, last.mtier)}; "
+                f"save: {moved(last.mtier, saved.mtier)}; "
+                f"after_save: {moved(saved.mtier, end.mtier)} (pages of the model's "
+                f"tables, mtier_table_stats, over the 10 steps before the save, the save, "
+                f"and the steps after it)")
         log(f"checkpoint save_s {self.save_s:.6f} load_s {self.load_s:.6f} "
             f"before_sps {before:.3f} after_save_sps {after:.3f} "
             f"after_load_sps {after_load:.3f} bytes {self.bytes} "
