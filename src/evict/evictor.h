@@ -75,8 +75,9 @@ class Evictor {
   void seal(const std::vector<PageRef>& pages);
   void unmap_clean(const std::vector<PageRef>& victims, bool force);
   size_t stretch_end(const std::vector<PageRef>& pages, size_t i, bool bridge) const;
-  bool unmapped_between(const PageRef& a, const PageRef& b) const;
-  // The widest gap a stretch bridges (pages): bounds unmapped_between's walk.
+  bool bridgeable_between(const PageRef& a, const PageRef& b, bool resident_too) const;
+  bool walk_reading_in() const;
+  // The widest gap a stretch bridges (pages): bounds bridgeable_between's walk.
   static constexpr uint64_t kMaxBridgedGap = 512;
   int assign_slot(const PageRef& v);
   void say_store_full(const PageRef& v);

@@ -146,6 +146,12 @@ struct Core {
   // without heat): while it grows, the evictor looks for such pages
   // before the CLOCK's second chances (Evictor::evict_pass).
   std::atomic<uint64_t> scan_placed{0};
+  // When a MISSING fault last continued a front-to-back walk over any
+  // table (monotonic ms, FaultHandler::add_followers). While that is recent
+  // (Table::kWalkLiveMs) a walk is reading tables in - a checkpoint's save,
+  // a set-up - and the evictor's unmaps also cover the resident pages
+  // between its victims (Evictor::stretch_end).
+  std::atomic<uint64_t> walk_miss_ms{0};
 
   bool has_slow_tier() const { return slow.budget_pages() > 0; }
   // The memory tier's residency a page (word) counts against.

@@ -25,6 +25,7 @@
 #include "uffd/fetch_pages.h"
 #include "uffd/loop_errors.h"
 #include "uffd/placement.h"
+#include "util/monotonic.h"
 #include "util/runtime_thread.h"
 
 namespace mtier {
@@ -285,9 +286,7 @@ void FaultHandler::reserve_for(const struct uffd_msg* msgs, size_t n) {
     reserved_ = demand;
     return;
   }
-  const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                          std::chrono::steady_clock::now().time_since_epoch())
-                          .count();
+  const int64_t now = static_cast<int64_t>(monotonic_ms());
   int64_t last = over_budget_said_ms_.load(std::memory_order_relaxed);
   if (last >= 0 && now - last < 10000) return;
   if (!over_budget_said_ms_.compare_exchange_strong(last, now, std::memory_order_relaxed)) return;
@@ -623,8 +622,12 @@ void FaultHandler::add_followers(Table* t, uint64_t page, bool from_store, bool 
     }
     if (scan) read_behind(t, t->streams.last_fault(), page);
   }
-  if (t->streams.walking()) t->walked(page);
-  else t->walk_front.store(UINT64_MAX, std::memory_order_relaxed);
+  if (t->streams.walking()) {
+    t->walked(page);
+    core_.walk_miss_ms.store(Table::walk_clock_ms(), std::memory_order_relaxed);
+  } else {
+    t->walk_front.store(UINT64_MAX, std::memory_order_relaxed);
+  }
   // The walk's next fault is on the first page after the window not in DRAM
   // (no scan where walks are off: stream_pages 0).
   span += in_dram_from(t, page + 1 + span, core_.opts.stream_pages);

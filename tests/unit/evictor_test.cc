@@ -257,6 +257,55 @@ TEST_F(EvictorTest, OneUnmapCoversVictimsAcrossAbsentPagesOnly) {
   }
 }
 
+// A CLOCK pass whose victims (the even pages, cold) lie between hot
+// resident pages (the odd ones, referenced and mapped), all dirty: a zap
+// each, unless a walk is reading tables in (Core::walk_miss_ms: a
+// checkpoint's save), when one zap covers the victims and the hot pages
+// between them. A covered page keeps its state and data and loses only its
+// page-table entry. Returns the pass's unmap calls; *freed its pages freed.
+class BridgingTest : public EvictorTest {
+ protected:
+  uint64_t pass_over_interleaved_hot_pages(bool walk_live, uint64_t* freed) {
+    e_.core->continue_wp = true;
+    for (uint64_t p = 0; p < 16; p++) {
+      e_.make_resident(p, static_cast<char>(0x20 + p), true);
+      EXPECT_EQ(*static_cast<volatile char*>(e_.addr(p)), static_cast<char>(0x20 + p));
+      if (p % 2) for (int k = 0; k < 8; k++) mark_access(e_.table->words[p]);
+    }
+    if (walk_live) e_.core->walk_miss_ms = Table::walk_clock_ms();
+    *freed = evictor_->evict_pass();
+    return evictor_->unmap_calls();
+  }
+};
+
+TEST_F(BridgingTest, VictimsBetweenHotPagesAreUnmappedOneByOneWhileTraining) {
+  uint64_t freed = 0;
+  uint64_t calls = pass_over_interleaved_hot_pages(false, &freed);
+  ASSERT_GE(freed, 2u);
+  EXPECT_EQ(calls, freed);  // a hot page splits every stretch
+  for (uint64_t p = 1; p < 16; p += 2) {
+    EXPECT_EQ(e_.state(p), PageState::kDirty) << p;
+    EXPECT_TRUE(has_pte(e_.addr(p))) << p;
+  }
+}
+
+TEST_F(BridgingTest, OneUnmapCoversHotPagesBetweenVictimsWhileAWalkReadsIn) {
+  uint64_t freed = 0;
+  uint64_t calls = pass_over_interleaved_hot_pages(true, &freed);
+  ASSERT_GE(freed, 2u);
+  EXPECT_EQ(calls, 1u);
+  uint64_t last = 0;  // the last victim: the hot pages before it were covered
+  for (uint64_t p = 0; p < 16; p += 2)
+    if (e_.state(p) == PageState::kAbsent) last = p;
+  for (uint64_t p = 1; p < 16; p += 2) {
+    EXPECT_EQ(e_.state(p), PageState::kDirty) << p;
+    EXPECT_TRUE(e_.page_is(p, static_cast<char>(0x20 + p))) << p;
+    EXPECT_EQ(has_pte(e_.addr(p)), p > last) << p;
+  }
+  for (uint64_t p = 0; p <= last; p += 2) EXPECT_EQ(e_.state(p), PageState::kAbsent) << p;
+  EXPECT_EQ(e_.store->writes, freed);  // the victims were dirty: written back
+}
+
 // Clean victims of a table named ahead (the CLOCK leaves its pages mapped)
 // are unmapped before their punch in the same stretches: the punch then has
 // no entry to clear.
