@@ -118,9 +118,12 @@ struct Table {
   std::atomic<uint64_t> walk_front{UINT64_MAX};
   std::atomic<uint64_t> walk_ms{0};
   static uint64_t walk_clock_ms() { return monotonic_ms(); }
-  void walked(uint64_t page) {
+  // Returns the time it stamped (walk_clock_ms).
+  uint64_t walked(uint64_t page) {
+    const uint64_t now = walk_clock_ms();
     walk_front.store(page, std::memory_order_relaxed);
-    walk_ms.store(walk_clock_ms(), std::memory_order_relaxed);
+    walk_ms.store(now, std::memory_order_relaxed);
+    return now;
   }
   // The first page a live walk spares (UINT64_MAX: none), at `now_ms`.
   uint64_t spared_from(uint64_t now_ms) const {

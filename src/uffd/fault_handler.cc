@@ -623,8 +623,7 @@ void FaultHandler::add_followers(Table* t, uint64_t page, bool from_store, bool 
     if (scan) read_behind(t, t->streams.last_fault(), page);
   }
   if (t->streams.walking()) {
-    t->walked(page);
-    core_.walk_miss_ms.store(Table::walk_clock_ms(), std::memory_order_relaxed);
+    core_.walk_miss_ms.store(t->walked(page), std::memory_order_relaxed);
   } else {
     t->walk_front.store(UINT64_MAX, std::memory_order_relaxed);
   }
