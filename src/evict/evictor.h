@@ -77,6 +77,9 @@ class Evictor {
   size_t stretch_end(const std::vector<PageRef>& pages, size_t i, bool bridge) const;
   bool bridgeable_between(const PageRef& a, const PageRef& b, bool resident_too) const;
   bool walk_reading_in() const;
+  // Whether a table's walk ended (its last walk fault kWalkLiveMs old)
+  // between `since_ms` and `now_ms`. Registry held shared.
+  bool walk_ended_since(uint64_t since_ms, uint64_t now_ms) const;
   // The widest gap a stretch bridges (pages): bounds bridgeable_between's walk.
   static constexpr uint64_t kMaxBridgedGap = 512;
   int assign_slot(const PageRef& v);
@@ -104,6 +107,9 @@ class Evictor {
   // Takes the unmarked pages first (scan_resistant; evict_pass).
   ClockHand scan_hand_;
   uint64_t scan_placed_seen_ = 0;  // Core::scan_placed when scan_hand_ last found none
+  // When scan_hand_'s sweep (of the tables no walk is reading) last found
+  // no victim, 0 when it last found some (evict_pass; under pass_mu_).
+  uint64_t sweep_dry_ms_ = 0;
   Sampler sampler_;
   std::vector<std::unique_ptr<StoreChannel>> channels_;
   std::thread thread_;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "heat/clock.h"
 
+#include <algorithm>
+
 #include "sys/page_size.h"
 #include "sys/vm.h"
 
@@ -59,13 +61,18 @@ uint64_t ClockHand::sweep(uint64_t budget, std::vector<PageRef>* cold, size_t ma
   if (tables.empty()) return 0;
   size_t ti = core_.tables.index_at_or_after(hand_);
   uint64_t visited = 0, walked = 0, total = 0;
-  const uint64_t now_ms = spare_walks_ ? Table::walk_clock_ms() : 0;
+  const uint64_t now_ms = spare_walks_ || skip_live_walks_ ? Table::walk_clock_ms() : 0;
   for (Table* t : tables) total += t->pages;
   while (visited < budget && walked < total && (!cold || cold->size() < max_cold)) {
     Table* t = tables[ti];
     uint64_t page = hand_ > t->first_page && hand_ < t->first_page + t->pages
                         ? hand_ - t->first_page : 0;
     const uint64_t spared_from = spare_walks_ ? t->spared_from(now_ms) : UINT64_MAX;
+    if (skip_live_walks_ && t->spared_from(now_ms) != UINT64_MAX) {
+      walked += t->pages - page;  // passed over whole: take_behind_walks' pages
+      page = t->pages;
+      span_end_ = nullptr;
+    }
     for (; page < t->pages && visited < budget && (!cold || cold->size() < max_cold);
          page++, walked++) {
       PageWordAtomic& w = t->words[page];
@@ -105,7 +112,7 @@ uint64_t ClockHand::sweep(uint64_t budget, std::vector<PageRef>* cold, size_t ma
       }
       if (unmarked_only_) {  // no zaps: each page's mapping stays as it is
         span_end_ = nullptr;
-        if (cold && PageWord::walked(v) && !PageWord::referenced(v) && PageWord::heat(v) == 0)
+        if (cold && PageWord::walked(v) && !PageWord::referenced(v))
           cold->push_back({t, page});
         continue;
       }
@@ -144,6 +151,50 @@ uint64_t ClockHand::sweep(uint64_t budget, std::vector<PageRef>* cold, size_t ma
   }
   flush_zap();
   return visited;
+}
+
+size_t ClockHand::take_behind_walks(std::vector<PageRef>* cold, size_t max_cold,
+                                    bool use_hints) {
+  const uint8_t* hints = use_hints ? core_.hints : nullptr;
+  const uint64_t now_ms = Table::walk_clock_ms();
+  const size_t before = cold->size();
+  // Whether page `page` of `t` is a walk's own page the walk is past.
+  auto take = [&](Table* t, uint64_t page) {
+    uint64_t v = t->words[page].load(std::memory_order_acquire);
+    PageState s = PageWord::state(v);
+    if ((s != PageState::kClean && s != PageState::kDirty) || PageWord::slow(v)) return;
+    if (!PageWord::walked(v)) return;
+    if (PageWord::pinned(v) || t->held(page) || kept_by_hint(hints, t->first_page + page)) return;
+    cold->push_back({t, page});
+  };
+  for (Table* t : core_.tables.ordered()) {
+    uint64_t front = t->spared_from(now_ms);
+    if (front == UINT64_MAX) continue;
+    front = std::min(front, t->pages);
+    if (front < t->behind_hi) t->behind_lo = t->behind_hi = front;  // a new pass
+    const size_t first = cold->size();
+    uint64_t looked = 0;
+    // The pages passed since the last call, the newest first...
+    uint64_t page = front;
+    for (; page > t->behind_hi && cold->size() < max_cold && looked < kBehindPages; looked++)
+      take(t, --page);
+    if (page > t->behind_hi) {
+      // ...cut short: what is left of them is looked at next time.
+      t->behind_lo = page;
+      t->behind_hi = front;
+    } else {
+      t->behind_hi = front;
+      // ...then the older ones, below those looked at already.
+      for (page = t->behind_lo; page > 0 && cold->size() < max_cold && looked < kBehindPages;
+           looked++)
+        take(t, --page);
+      t->behind_lo = page;
+    }
+    // In address order, as every victim list (the evictor's runs).
+    std::reverse(cold->begin() + static_cast<std::ptrdiff_t>(first), cold->end());
+    if (cold->size() >= max_cold) break;
+  }
+  return cold->size() - before;
 }
 
 }  // namespace mtier

@@ -25,8 +25,10 @@ class ClockHand {
   // spent are cold.
   void set_by_frequency(bool on) { by_frequency_ = on; }
   // Only a walk's pages the walk is past are cold (scan_resistant's:
-  // placed walked and referenced with heat 0, the bit cleared behind the
-  // walk, see FaultHandler::read_behind; PageWord::kWalked); every other
+  // placed walked and referenced, the bit cleared behind the walk, see
+  // FaultHandler::read_behind; PageWord::kWalked; heat a page kept from
+  // before its last eviction does not count: its rows were used then, not
+  // since it came back, or it would not be walked); every other
   // page is passed over untouched (no bit cleared, no zap, no decay). The
   // evictor's first hand: a scan's pages go before any page the program
   // used on its own spends its second chance. Why only walked pages: a
@@ -34,6 +36,10 @@ class ClockHand {
   // scan's otherwise, and were evicted with it
   // (EngineTest.AWalkLeavesTheProgramsPagesWhoseMarksWereSpent).
   void set_unmarked_only(bool on) { unmarked_only_ = on; }
+  // Tables a live walk is reading (Table::spared_from) are passed over
+  // whole, while on: the scan hand's first sweep. Their walked pages go
+  // last and newest first (take_behind_walks).
+  void set_skip_live_walks(bool on) { skip_live_walks_ = on; }
   // Marked pages (referenced, or with heat) at or after a live walk's
   // front (Table::spared_from: a front-to-back walk that faulted within
   // kWalkLiveMs is about to read them) are passed over untouched (no
@@ -61,6 +67,18 @@ class ClockHand {
   // (it is no victim either way; the zap would only cost a fault).
   uint64_t sweep(uint64_t budget, std::vector<PageRef>* cold, size_t max_cold, int tier = -1,
                  bool use_hints = false);
+  // A live walk's own pages behind its front (DRAM's, walked, unmarked,
+  // neither pinned, held nor kept by a hint), the newest first: up to
+  // `max_cold` appended to `cold`, looking at most kBehindPages pages of
+  // each live walk's table a call (Table::behind_lo/hi keep the place). Why newest first: torch.save reads each
+  // tensor twice, front to back (the zip writer's CRC-32, then the
+  // write); a walk's oldest pages are the next pass's first, so taking
+  // the pages the walk has just passed keeps the start of the table for
+  // the second pass (MRU, which is what Belady's MIN does on a repeated
+  // scan longer than the room). A single pass loses nothing: every page
+  // it is past is dead. Returns the pages appended. No zaps.
+  size_t take_behind_walks(std::vector<PageRef>* cold, size_t max_cold, bool use_hints);
+  static constexpr uint64_t kBehindPages = 65536;
   static constexpr uint8_t kKeepHint = 128;
   // The evictor's hand spares the zap of a referenced page this hot (sweep).
   static constexpr unsigned kHotHeat = 2;
@@ -83,6 +101,7 @@ class ClockHand {
   bool unmarked_only_ = false;
   bool spare_walks_ = false;
   bool take_any_ = false;
+  bool skip_live_walks_ = false;
   uint64_t hand_ = 0;  // region page index of the next page to visit
   uint64_t rotations_ = 0;
   char* zap_start_ = nullptr;

@@ -71,6 +71,14 @@ class SequentialStreams {
   // with it are a front-to-back scan's, which the fault handler places
   // without heat (placement.h: the evictor's first victims).
   bool walking() const { return current_ && current_->hits > 0; }
+  // Whether a MISSING fault on `page` would continue a walk that has
+  // continued at least once (what walking() will say once on_miss has
+  // seen it), without counting it.
+  bool continues(uint64_t page) const {
+    for (const Walk& w : walks_)
+      if (w.next == page && w.hits > 0) return true;
+    return false;
+  }
   // For a fault that continues a walk: the page of the walk's previous
   // fault. The program has read from it up to this fault's page: the
   // pages in between are behind the walk now.

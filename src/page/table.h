@@ -130,6 +130,14 @@ struct Table {
     uint64_t front = walk_front.load(std::memory_order_relaxed);
     return now_ms - walk_ms.load(std::memory_order_relaxed) <= kWalkLiveMs ? front : UINT64_MAX;
   }
+  // The pages behind a live walk's front that the scan hand has looked at
+  // from the newest down (ClockHand::take_behind_walks): [behind_lo,
+  // behind_hi). Pages there were taken or passed over; a later call looks
+  // at the pages the walk has passed since (from its front down to
+  // behind_hi), then below behind_lo. A walk that restarts behind
+  // behind_hi (a second pass) starts them again. The evictor's alone
+  // (its pass lock).
+  uint64_t behind_lo = 0, behind_hi = 0;
   // Why each page is held in DRAM (Engine::hold_range): never a victim,
   // not even of an explicit eviction, while its word is not 0. The top bit
   // is the program's lock (mlock: on or off, not nested); the rest count

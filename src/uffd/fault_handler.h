@@ -147,6 +147,7 @@ class FaultHandler {
   bool place_run_locked(const Placement& head, size_t n, const void* source,
                         std::atomic<uint64_t>& placed);
   void read_behind(Table* t, uint64_t from, uint64_t to);
+  void advance_walk_fronts(const struct uffd_msg* msgs, size_t n);
   size_t place_zeros(size_t i);
   // `may_exist`: after a run's copy that failed part of the way
   // (place_claimed).

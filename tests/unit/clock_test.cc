@@ -278,5 +278,60 @@ TEST_F(ClockTest, TheUnmarkedOnlyHandTakesTheWalkedPagesAndTouchesNoOther) {
   EXPECT_EQ(core_->counters.sampled_pages.load(), 0u);
 }
 
+// A walked page with heat kept from before its last eviction (a hot row
+// the trainer used, evicted, then read back by a save's walk) is the
+// walk's like any other: walked means nothing used it since it came back
+// (mark_access clears the bit). Before, its old heat made it look hot, and
+// a 1 GiB save at 25% kept 18,000 such pages while the CLOCK evicted the
+// hot rows to make room.
+TEST_F(ClockTest, TheUnmarkedOnlyHandTakesAWalkedPageWhoseHeatIsFromBefore) {
+  for (uint64_t p = 0; p < kPages; p++) t_->words[p].fetch_and(~PageWord::kReferenced);
+  t_->words[4].fetch_or(PageWord::kWalked);  // heat 1 (SetUp), walked since
+  t_->words[5].fetch_or(PageWord::kWalked);  // heat 0
+  ClockHand hand(*core_, false);
+  hand.set_unmarked_only(true);
+  std::vector<PageRef> cold;
+  hand.sweep(kPages, &cold, kPages);
+  EXPECT_EQ(pages_of(cold), (std::vector<uint64_t>{4, 5}));
+}
+
+// A live walk's own pages behind its front go newest first (MRU), in
+// runs that the next call continues below, and only those: not the
+// window ahead of the front, not the program's pages between them, not
+// a pinned page. The sweep that skips live walks takes none of them.
+// Why: torch.save reads each tensor twice (CRC-32, then the write); the
+// pages the walk read first are the next pass's first.
+TEST_F(ClockTest, AWalksOwnPagesBehindItsFrontGoNewestFirst) {
+  for (uint64_t p = 0; p < kPages; p++) {
+    t_->words[p].fetch_and(~PageWord::kReferenced);
+    if (p != 6) t_->words[p].fetch_or(PageWord::kWalked);  // 6: the program's
+  }
+  t_->words[8].fetch_or(PageWord::kReferenced);  // read by the walk, bit not yet cleared
+  t_->words[3].fetch_or(PageWord::kPinned);
+  t_->walked(12);  // the front: 12 and on are the window ahead
+  ClockHand hand(*core_, false);
+  hand.set_unmarked_only(true);
+  hand.set_skip_live_walks(true);
+  std::vector<PageRef> cold;
+  hand.sweep(kPages, &cold, kPages);
+  EXPECT_TRUE(cold.empty()) << "the live walk's table is take_behind_walks'";
+  EXPECT_EQ(hand.take_behind_walks(&cold, 4, false), 4u);
+  EXPECT_EQ(pages_of(cold), (std::vector<uint64_t>{8, 9, 10, 11})) << "the newest four";
+  cold.clear();
+  EXPECT_EQ(hand.take_behind_walks(&cold, 4, false), 4u);
+  EXPECT_EQ(pages_of(cold), (std::vector<uint64_t>{2, 4, 5, 7})) << "then below them";
+  // The walk goes on: the pages it passed since come before the older ones.
+  t_->walked(14);
+  cold.clear();
+  EXPECT_EQ(hand.take_behind_walks(&cold, 3, false), 3u);
+  EXPECT_EQ(pages_of(cold), (std::vector<uint64_t>{1, 12, 13}));
+  // Ended (no fault within Table::kWalkLiveMs): none, the sweep's again.
+  t_->walk_ms.store(0);
+  cold.clear();
+  EXPECT_EQ(hand.take_behind_walks(&cold, kPages, false), 0u);
+  hand.sweep(kPages, &cold, kPages);
+  EXPECT_FALSE(cold.empty());
+}
+
 }  // namespace
 }  // namespace mtier

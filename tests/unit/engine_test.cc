@@ -116,31 +116,47 @@ class EngineTest : public ::testing::Test {
   long budget_pages() const { return static_cast<long>(opts_.dram_bytes / kPage); }
   // An engine whose walks grow to 64 pages, and a table 4x the budget
   // written front to back with generation `gen`; its size in *pages.
-  char* walked_table(const char* name, uint64_t gen, int* id, uint64_t* pages) {
+  char* walked_table(const char* name, uint64_t gen, int* id, uint64_t* pages,
+                     uint64_t budgets = 4) {
     opts_.stream_pages = 64;
     start();
-    *pages = 4 * static_cast<uint64_t>(budget_pages());
+    *pages = budgets * static_cast<uint64_t>(budget_pages());
     char* t = table(name, *pages * kPage, id);
     for (uint64_t p = 0; p < *pages; p++) fill_page(t + p * kPage, pattern(*id, p, gen));
     return t;
   }
-  // The scan-resistance tests' tables: a cold one of 4x the budget written
-  // and evicted (walked_table), and a hot one of a quarter of the budget
-  // written and evicted, its pages for the test to fault in on their own.
+  // The scan-resistance tests' tables: a cold one of `budgets` times the
+  // budget written and evicted (walked_table), and a hot one of a quarter
+  // of the budget written and evicted, its pages for the test to fault in
+  // on their own (read_scattered).
   struct ColdAndHot {
     char *cold = nullptr, *hot = nullptr;
     int cold_id = -1, hot_id = -1;
     uint64_t cold_pages = 0, hot_pages = 0;
   };
-  ColdAndHot cold_and_hot() {
+  ColdAndHot cold_and_hot(uint64_t budgets = 4) {
     ColdAndHot c;
-    c.cold = walked_table("cold", 8, &c.cold_id, &c.cold_pages);
+    c.cold = walked_table("cold", 8, &c.cold_id, &c.cold_pages, budgets);
     EXPECT_EQ(engine_->evict_table(c.cold_id), 0);
     c.hot_pages = static_cast<uint64_t>(budget_pages()) / 4;
     c.hot = table("hot", c.hot_pages * kPage, &c.hot_id);
     for (uint64_t p = 0; p < c.hot_pages; p++) fill_page(c.hot + p * kPage, pattern(c.hot_id, p, 9));
     EXPECT_EQ(engine_->evict_table(c.hot_id), 0);
     return c;
+  }
+  // Reads the hot table's pages `rounds` times, each round in another
+  // scattered order (faults of their own: no walk). Returns the last order.
+  std::vector<uint64_t> read_scattered(const ColdAndHot& c, int rounds) {
+    std::vector<uint64_t> order(c.hot_pages);
+    std::iota(order.begin(), order.end(), 0);
+    for (int round = 0; round < rounds; round++) {
+      std::shuffle(order.begin(), order.end(), std::mt19937_64(round));
+      for (uint64_t p : order) {
+        EXPECT_TRUE(check_page(c.hot + p * kPage, pattern(c.hot_id, p, 9))) << p;
+        if (HasFailure()) return order;
+      }
+    }
+    return order;
   }
   // A table 4x the budget written and read back through the store in use:
   // every page intact, and pages really went out and came back.
@@ -536,14 +552,11 @@ TEST_F(EngineTest, AWalkOverAColdTableLeavesAHotSetThatFitsInDram) {
   opts_.scan_resistant = true;
   // A hot set of a quarter of the budget, each page brought by a fault of
   // its own (in a scattered order: no walk) and touched again.
-  const auto [cold, hot, cold_id, hot_id, pages, hot_pages] = cold_and_hot();
+  const ColdAndHot c = cold_and_hot();
   ASSERT_FALSE(HasFailure());
-  std::vector<uint64_t> order(hot_pages);
-  std::iota(order.begin(), order.end(), 0);
-  for (int round = 0; round < 3; round++) {
-    std::shuffle(order.begin(), order.end(), std::mt19937_64(round));
-    for (uint64_t p : order) ASSERT_TRUE(check_page(hot + p * kPage, pattern(hot_id, p, 9))) << p;
-  }
+  const auto [cold, hot, cold_id, hot_id, pages, hot_pages] = c;
+  const std::vector<uint64_t> order = read_scattered(c, 3);
+  ASSERT_FALSE(HasFailure());
   TableStats s;
   ASSERT_EQ(engine_->table_stats(hot_id, &s), 0);
   ASSERT_EQ(s.resident_pages, hot_pages);
@@ -560,6 +573,40 @@ TEST_F(EngineTest, AWalkOverAColdTableLeavesAHotSetThatFitsInDram) {
   EXPECT_LE(kernel_resident(), budget_pages());
 }
 
+// torch.save reads each tensor twice, front to back (the zip writer's
+// CRC-32, then the write). A table bigger than the room the hot set
+// leaves: the scan hand takes the walk's newest pages first (MRU), so the
+// start of the table is still in DRAM when the second pass reads it, and
+// the hot set stays through both passes. Before (the walk's oldest pages
+// first), the second pass read the whole table back from the store.
+TEST_F(EngineTest, ASecondPassOverATableFindsItsStartInDram) {
+  opts_.scan_rate = Options{}.scan_rate;
+  opts_.scan_resistant = true;
+  const ColdAndHot c = cold_and_hot(1);  // a cold table of the budget's size
+  ASSERT_FALSE(HasFailure());
+  const auto [cold, hot, cold_id, hot_id, pages, hot_pages] = c;
+  read_scattered(c, 3);
+  ASSERT_FALSE(HasFailure());
+  TableStats s;
+  uint64_t fetched[3];
+  ASSERT_EQ(engine_->table_stats(cold_id, &s), 0);
+  fetched[0] = s.fetches + s.prefetches;
+  for (int pass = 1; pass <= 2; pass++) {
+    for (uint64_t p = 0; p < pages; p++)
+      ASSERT_TRUE(check_page(cold + p * kPage, pattern(cold_id, p, 8))) << "page " << p;
+    ASSERT_EQ(engine_->table_stats(cold_id, &s), 0);
+    fetched[pass] = s.fetches + s.prefetches;
+  }
+  EXPECT_GE(fetched[1] - fetched[0], pages) << "the first pass read the table in";
+  // The room beside the hot set is about 3/4 of the table, less the gap
+  // to the low watermark: the second pass read 512 of the 1024 pages
+  // again (the oldest pages first: 962).
+  EXPECT_LE(fetched[2] - fetched[1], pages * 2 / 3) << "the second pass found little in DRAM";
+  ASSERT_EQ(engine_->table_stats(hot_id, &s), 0);
+  EXPECT_GE(s.resident_pages, hot_pages * 9 / 10) << "the walks evicted the hot set";
+  EXPECT_LE(kernel_resident(), budget_pages());
+}
+
 // The same with a hot set whose marks the sampler has spent (bits cleared,
 // heat decayed to 0), as a trainer's rows look after a few rotations
 // between two uses: the scan hand takes only the walk's own pages
@@ -570,12 +617,11 @@ TEST_F(EngineTest, AWalkOverAColdTableLeavesAHotSetThatFitsInDram) {
 TEST_F(EngineTest, AWalkLeavesTheProgramsPagesWhoseMarksWereSpent) {
   opts_.scan_resistant = true;
   opts_.scan_idle = true;  // the sampler spends the hot set's marks below the watermark too
-  const auto [cold, hot, cold_id, hot_id, pages, hot_pages] = cold_and_hot();
+  const ColdAndHot c = cold_and_hot();
   ASSERT_FALSE(HasFailure());
-  std::vector<uint64_t> order(hot_pages);
-  std::iota(order.begin(), order.end(), 0);
-  std::shuffle(order.begin(), order.end(), std::mt19937_64(1));
-  for (uint64_t p : order) ASSERT_TRUE(check_page(hot + p * kPage, pattern(hot_id, p, 9))) << p;
+  const auto [cold, hot, cold_id, hot_id, pages, hot_pages] = c;
+  const std::vector<uint64_t> order = read_scattered(c, 1);
+  ASSERT_FALSE(HasFailure());
   // The fixture's sampler laps these pages every few milliseconds, halving
   // their heat each time: after 300 ms every mark is spent.
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -609,6 +655,23 @@ TEST(SequentialStreams, AWalkDoublesItsWindowFromItsSecondContinuingFault) {
     ASSERT_EQ(off.on_miss(p, 2, 0), 2u);
     off.brought(p, 0);
   }
+}
+
+// What the fault handler asks before a batch waits for room: whether a
+// fault would continue a walk (moving its front then lets the evictor take
+// the walk's last window), without counting the fault.
+TEST(SequentialStreams, ContinuesSaysWhetherAFaultWouldContinueAWalkWithoutCountingIt) {
+  SequentialStreams w;
+  EXPECT_EQ(w.on_miss(100, 0, 32), 0u);
+  w.brought(100, 0);
+  EXPECT_FALSE(w.continues(101)) << "one fault is no walk yet";
+  EXPECT_EQ(w.on_miss(101, 0, 32), 0u);
+  w.brought(101, 0);
+  EXPECT_TRUE(w.continues(102));
+  EXPECT_TRUE(w.continues(102)) << "asking counts nothing";
+  EXPECT_FALSE(w.continues(103));
+  EXPECT_FALSE(w.continues(50));
+  EXPECT_EQ(w.on_miss(102, 0, 32), 4u) << "the window grows as if never asked";
 }
 
 TEST(SequentialStreams, InterleavedWalksEachGrowAndTheStalestIsReplaced) {
