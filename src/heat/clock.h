@@ -67,16 +67,18 @@ class ClockHand {
   // (it is no victim either way; the zap would only cost a fault).
   uint64_t sweep(uint64_t budget, std::vector<PageRef>* cold, size_t max_cold, int tier = -1,
                  bool use_hints = false);
-  // A live walk's own pages behind its front (DRAM's, walked, unmarked,
-  // neither pinned, held nor kept by a hint), the newest first: up to
-  // `max_cold` appended to `cold`, looking at most kBehindPages pages of
-  // each live walk's table a call (Table::behind_lo/hi keep the place). Why newest first: torch.save reads each
-  // tensor twice, front to back (the zip writer's CRC-32, then the
-  // write); a walk's oldest pages are the next pass's first, so taking
-  // the pages the walk has just passed keeps the start of the table for
-  // the second pass (MRU, which is what Belady's MIN does on a repeated
-  // scan longer than the room). A single pass loses nothing: every page
-  // it is past is dead. Returns the pages appended. No zaps.
+  // A live walk's own pages behind its front (DRAM's, still only the
+  // walk's - PageWord::kWalked - whatever their referenced bit, since the
+  // walk is past them; neither pinned, held nor kept by a hint), the
+  // newest first: up to `max_cold` appended to `cold`, looking at most
+  // kBehindPages pages of each live walk's table a call
+  // (Table::behind_lo/hi keep the place). Why newest first: torch.save
+  // reads each tensor twice, front to back (the zip writer's CRC-32, then
+  // the write); a walk's oldest pages are the next pass's first, so
+  // taking the pages the walk has just passed keeps the start of the
+  // table for the second pass (MRU, which is what Belady's MIN does on a
+  // repeated scan longer than the room). A single pass loses nothing:
+  // every page it is past is dead. Returns the pages appended. No zaps.
   size_t take_behind_walks(std::vector<PageRef>* cold, size_t max_cold, bool use_hints);
   static constexpr uint64_t kBehindPages = 65536;
   static constexpr uint8_t kKeepHint = 128;
