@@ -80,6 +80,9 @@ class Evictor {
   // Whether a table's walk ended (its last walk fault kWalkLiveMs old)
   // between `since_ms` and `now_ms`. Registry held shared.
   bool walk_ended_since(uint64_t since_ms, uint64_t now_ms) const;
+  // Whether any table's walk is live at `now_ms` (Table::spared_from).
+  // Registry held shared.
+  bool walk_live(uint64_t now_ms) const;
   // The widest gap a stretch bridges (pages): bounds bridgeable_between's walk.
   static constexpr uint64_t kMaxBridgedGap = 512;
   int assign_slot(const PageRef& v);
