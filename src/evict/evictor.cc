@@ -19,11 +19,10 @@
 namespace mtier {
 
 Evictor::Evictor(Core& core)
-    : core_(core), hand_(core, false), scan_hand_(core, false), sampler_(core) {
-  hand_.set_by_frequency(core.opts.evict_lfu);
-  scan_hand_.set_unmarked_only(true);
-  scan_hand_.set_skip_live_walks(true);
-}
+    : core_(core),
+      hand_(core, {.by_frequency = core.opts.evict_lfu}),
+      scan_hand_(core, {.scan_only = true}),
+      sampler_(core) {}
 
 Evictor::~Evictor() { stop(); }
 

@@ -16,6 +16,10 @@ bool kept_by_hint(const uint8_t* hints, uint64_t region_page) {
 
 }  // namespace
 
+bool ClockHand::kept(const Table* t, uint64_t page, uint64_t word, const uint8_t* hints) {
+  return PageWord::pinned(word) || t->held(page) || kept_by_hint(hints, t->first_page + page);
+}
+
 void ClockHand::flush_zap() {
   if (zap_len_) {
     (void)sys::zap(zap_start_, zap_len_);
@@ -61,14 +65,14 @@ uint64_t ClockHand::sweep(uint64_t budget, std::vector<PageRef>* cold, size_t ma
   if (tables.empty()) return 0;
   size_t ti = core_.tables.index_at_or_after(hand_);
   uint64_t visited = 0, walked = 0, total = 0;
-  const uint64_t now_ms = spare_walks_ || skip_live_walks_ ? Table::walk_clock_ms() : 0;
+  const uint64_t now_ms = spare_walks_ || mode_.scan_only ? Table::walk_clock_ms() : 0;
   for (Table* t : tables) total += t->pages;
   while (visited < budget && walked < total && (!cold || cold->size() < max_cold)) {
     Table* t = tables[ti];
     uint64_t page = hand_ > t->first_page && hand_ < t->first_page + t->pages
                         ? hand_ - t->first_page : 0;
     const uint64_t spared_from = spare_walks_ ? t->spared_from(now_ms) : UINT64_MAX;
-    if (skip_live_walks_ && t->spared_from(now_ms) != UINT64_MAX) {
+    if (mode_.scan_only && t->spared_from(now_ms) != UINT64_MAX) {
       walked += t->pages - page;  // passed over whole: take_behind_walks' pages
       page = t->pages;
       span_end_ = nullptr;
@@ -88,14 +92,13 @@ uint64_t ClockHand::sweep(uint64_t budget, std::vector<PageRef>* cold, size_t ma
         continue;
       }
       visited++;
-      if (decay_) decay_heat(w);
+      if (mode_.decay_heat) decay_heat(w);
       // A page the daemon keeps is no victim this turn: passed over with its
       // referenced bit left alone, since a zap would only cost it a MINOR
       // fault (measured: 28k more faults in a replay at 100% budget).
       // A page the lookahead window pins is no victim either (nor zapped:
       // the batch that named it is about to read it).
-      if (cold && (kept_by_hint(hints, t->first_page + page) || PageWord::pinned(v) ||
-                   t->held(page))) {
+      if (cold && kept(t, page, v, hints)) {
         span_end_ = nullptr;
         continue;
       }
@@ -110,7 +113,7 @@ uint64_t ClockHand::sweep(uint64_t budget, std::vector<PageRef>* cold, size_t ma
         span_end_ = nullptr;
         continue;
       }
-      if (unmarked_only_) {  // no zaps: each page's mapping stays as it is
+      if (mode_.scan_only) {  // no zaps: each page's mapping stays as it is
         span_end_ = nullptr;
         if (cold && PageWord::walked(v) && !PageWord::referenced(v))
           cold->push_back({t, page});
@@ -138,7 +141,7 @@ uint64_t ClockHand::sweep(uint64_t budget, std::vector<PageRef>* cold, size_t ma
         // is named ahead, whose bits are cleared with no zap.
         if (t->named_ahead.load(std::memory_order_relaxed)) span_end_ = nullptr;
         else span(a);
-        if (cold && by_frequency_ && PageWord::heat(v) > 0) decay_heat(w);
+        if (cold && mode_.by_frequency && PageWord::heat(v) > 0) decay_heat(w);
         else if (cold) cold->push_back({t, page});
       }
     }
@@ -163,9 +166,7 @@ size_t ClockHand::take_behind_walks(std::vector<PageRef>* cold, size_t max_cold,
     uint64_t v = t->words[page].load(std::memory_order_acquire);
     PageState s = PageWord::state(v);
     if ((s != PageState::kClean && s != PageState::kDirty) || PageWord::slow(v)) return;
-    if (!PageWord::walked(v)) return;
-    if (PageWord::pinned(v) || t->held(page) || kept_by_hint(hints, t->first_page + page)) return;
-    cold->push_back({t, page});
+    if (PageWord::walked(v) && !kept(t, page, v, hints)) cold->push_back({t, page});
   };
   for (Table* t : core_.tables.ordered()) {
     uint64_t front = t->spared_from(now_ms);

@@ -15,31 +15,36 @@ namespace mtier {
 
 class ClockHand {
  public:
-  // `decay_heat`: halve the heat of every page visited (the sampler's hand
-  // does; the evictor's does not, so heat decays once per sampler rotation).
-  ClockHand(Core& core, bool decay_heat) : core_(core), decay_(decay_heat) {}
-  // By frequency (GCLOCK, the evictor's hand with evict_lfu): an
-  // unreferenced page with heat left is passed over with its heat halved,
-  // so a page's chances grow with its decayed access count (a page hit 2^k
-  // times survives k more rotations untouched); only pages whose heat is
-  // spent are cold.
-  void set_by_frequency(bool on) { by_frequency_ = on; }
-  // Only a walk's pages the walk is past are cold (scan_resistant's:
-  // placed walked and referenced, the bit cleared behind the walk, see
-  // FaultHandler::read_behind; PageWord::kWalked; heat a page kept from
-  // before its last eviction does not count: its rows were used then, not
-  // since it came back, or it would not be walked); every other
-  // page is passed over untouched (no bit cleared, no zap, no decay). The
-  // evictor's first hand: a scan's pages go before any page the program
-  // used on its own spends its second chance. Why only walked pages: a
-  // training step's rows whose bits the sampler spent look the same as a
-  // scan's otherwise, and were evicted with it
-  // (EngineTest.AWalkLeavesTheProgramsPagesWhoseMarksWereSpent).
-  void set_unmarked_only(bool on) { unmarked_only_ = on; }
-  // Tables a live walk is reading (Table::spared_from) are passed over
-  // whole, while on: the scan hand's first sweep. Their walked pages go
-  // last and newest first (take_behind_walks).
-  void set_skip_live_walks(bool on) { skip_live_walks_ = on; }
+  // What a hand is, fixed at its creation (the modes a pass changes are
+  // set_spare_walks and set_take_any below).
+  struct Mode {
+    // Halve the heat of every page visited: the sampler's hand (the
+    // evictor's does not, so heat decays once per sampler rotation).
+    bool decay_heat = false;
+    // By frequency (GCLOCK, the evictor's hand with evict_lfu): an
+    // unreferenced page with heat left is passed over with its heat
+    // halved, so a page's chances grow with its decayed access count (a
+    // page hit 2^k times survives k more rotations untouched); only pages
+    // whose heat is spent are cold.
+    bool by_frequency = false;
+    // The scan hand (the evictor's first, with scan_resistant): only a
+    // walk's pages the walk is past are cold (placed walked and
+    // referenced, the bit cleared behind the walk, see
+    // FaultHandler::read_behind; PageWord::kWalked; heat a page kept from
+    // before its last eviction does not count: its rows were used then,
+    // not since it came back, or it would not be walked); every other
+    // page is passed over untouched (no bit cleared, no zap, no decay).
+    // A scan's pages go before any page the program used on its own
+    // spends its second chance. Why only walked pages: a training step's
+    // rows whose bits the sampler spent look the same as a scan's
+    // otherwise, and were evicted with it
+    // (EngineTest.AWalkLeavesTheProgramsPagesWhoseMarksWereSpent).
+    // Tables a live walk is reading (Table::spared_from) are passed over
+    // whole by sweep: their walked pages go last and newest first
+    // (take_behind_walks).
+    bool scan_only = false;
+  };
+  ClockHand(Core& core, Mode mode) : core_(core), mode_(mode) {}
   // Marked pages (referenced, or with heat) at or after a live walk's
   // front (Table::spared_from: a front-to-back walk that faulted within
   // kWalkLiveMs is about to read them) are passed over untouched (no
@@ -97,13 +102,15 @@ class ClockHand {
   // pages the kernel flushes the whole TLB anyway).
   static constexpr uint64_t kMaxZapBytes = 8ull << 20;
 
+  // Whether page `page` of `t`, in DRAM, is kept mapped on purpose and is
+  // no victim: pinned (the lookahead's window), held, or kept by a daemon
+  // hint (`hints`, nullptr when not used).
+  static bool kept(const Table* t, uint64_t page, uint64_t word, const uint8_t* hints);
+
   Core& core_;
-  bool decay_;
-  bool by_frequency_ = false;
-  bool unmarked_only_ = false;
+  const Mode mode_;
   bool spare_walks_ = false;
   bool take_any_ = false;
-  bool skip_live_walks_ = false;
   uint64_t hand_ = 0;  // region page index of the next page to visit
   uint64_t rotations_ = 0;
   char* zap_start_ = nullptr;

@@ -12,7 +12,7 @@ namespace mtier {
 
 class Sampler {
  public:
-  explicit Sampler(Core& core) : core_(core), hand_(core, true) {}
+  explicit Sampler(Core& core) : core_(core), hand_(core, {.decay_heat = true}) {}
   // Samples the pages due since the last tick (rate-limited). Takes the
   // table registry's shared lock.
   void tick();

@@ -136,7 +136,9 @@ struct Table {
   // at the pages the walk has passed since (from its front down to
   // behind_hi), then below behind_lo. A walk that restarts behind
   // behind_hi (a second pass) starts them again. The evictor's alone
-  // (its pass lock).
+  // (its pass lock). Kept here rather than in the hand because it lives
+  // and dies with its table: a hand's map keyed by table would outlive a
+  // freed table and hand its cursor to the next table at that address.
   uint64_t behind_lo = 0, behind_hi = 0;
   // Why each page is held in DRAM (Engine::hold_range): never a victim,
   // not even of an explicit eviction, while its word is not 0. The top bit

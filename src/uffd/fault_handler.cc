@@ -303,7 +303,13 @@ void FaultHandler::reserve_for(const struct uffd_msg* msgs, size_t n) {
 // front moved only once the room was made, and the evictor, finding none
 // of the walk's pages past, made it with the CLOCK - 8,192 hot rows at a
 // time, 190,000 written back in a 4 GiB save. The registry is held shared
-// only here, not while the batch waits (handle_batch).
+// only here, not while the batch waits (handle_batch), so handle_batch
+// looks the tables up again after the wait (one more shared-lock take and
+// binary search a batch, with scan_resistant only). It cannot keep them:
+// a table may be freed while the batch waits, and the registry cannot be
+// held across the wait (LOCKING in page/core.h: the evictor making the
+// room takes it, and would queue behind a free waiting to take it
+// exclusively).
 void FaultHandler::advance_walk_fronts(const struct uffd_msg* msgs, size_t n) {
   std::shared_lock tables(core_.tables.mutex());
   for (size_t i = 0; i < n; i++) {

@@ -58,7 +58,7 @@ inline bool fetch_writable(Core& core, Table* t, bool write) {
 // `scan`: a page of a front-to-back walk (the fault handler's), placed
 // referenced but without heat: once the walk is past it (its bit cleared,
 // FaultHandler::read_behind) the evictor's scan hand takes it before any
-// page that was faulted in on its own (heat/clock.h, set_unmarked_only).
+// page that was faulted in on its own (heat/clock.h, Mode::scan_only).
 // `may_exist`: the page may already be in place from a run's copy that
 // failed part of the way (place_zero_run): -EEXIST then counts as placed.
 int place_claimed(Core& core, Table* t, uint64_t page, const void* source, bool write,

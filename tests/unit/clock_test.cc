@@ -56,7 +56,7 @@ class ClockTest : public ::testing::Test {
 };
 
 TEST_F(ClockTest, ReferencedPagesGetASecondChanceAndTheOthersAreCold) {
-  ClockHand hand(*core_, false);
+  ClockHand hand(*core_, {});
   std::vector<PageRef> cold;
   EXPECT_EQ(hand.sweep(kPages, &cold, kPages), kPages);
   EXPECT_EQ(pages_of(cold), (std::vector<uint64_t>{1, 3, 5, 7, 9, 11, 13, 15}));
@@ -71,7 +71,7 @@ TEST_F(ClockTest, MarkedPagesAheadOfALiveWalkArePassedOverUntilItStops) {
   mark_access(t_->words[9]);  // heat, and no referenced bit:
   ASSERT_TRUE(test_and_clear_referenced(t_->words[9]));
   t_->walked(8);
-  ClockHand hand(*core_, false);
+  ClockHand hand(*core_, {});
   hand.set_spare_walks(true);
   std::vector<PageRef> cold;
   EXPECT_EQ(hand.sweep(kPages, &cold, kPages), kPages);
@@ -94,7 +94,7 @@ TEST_F(ClockTest, MarkedPagesAheadOfALiveWalkArePassedOverUntilItStops) {
 
 TEST_F(ClockTest, PagesTheDaemonKeepsArePassedOverUntouched) {
   for (uint64_t p : {0, 1, 2, 3}) keep(p);
-  ClockHand hand(*core_, false);
+  ClockHand hand(*core_, {});
   std::vector<PageRef> cold;
   EXPECT_EQ(hand.sweep(kPages, &cold, kPages, -1, true), kPages);
   // Kept: neither cold (1, 3) nor zapped (0, 2 keep their referenced bit).
@@ -115,7 +115,7 @@ TEST_F(ClockTest, TheSamplerZapsKeptPagesToo) {
   // The sampler's hand (no cold list) is how the heat of kept pages is seen:
   // hints do not stop it.
   for (uint64_t p = 0; p < kPages; p++) keep(p);
-  ClockHand sampler(*core_, true);
+  ClockHand sampler(*core_, {.decay_heat = true});
   EXPECT_EQ(sampler.sweep(kPages, nullptr, 0, -1, true), kPages);
   for (uint64_t p = 0; p < kPages; p++) EXPECT_FALSE(referenced(p)) << p;
   EXPECT_EQ(core_->counters.sampled_pages.load(), kPages / 2);
@@ -125,7 +125,7 @@ TEST_F(ClockTest, ATableTheLookaheadNamesGetsItsSecondChanceWithoutZaps) {
   // Its accesses are seen through the names: a zap would only cost the next
   // access a MINOR fault.
   t_->named_ahead.store(true);
-  ClockHand hand(*core_, false);
+  ClockHand hand(*core_, {});
   std::vector<PageRef> cold;
   EXPECT_EQ(hand.sweep(kPages, &cold, kPages), kPages);
   EXPECT_EQ(pages_of(cold), (std::vector<uint64_t>{1, 3, 5, 7, 9, 11, 13, 15}));
@@ -144,8 +144,7 @@ TEST_F(ClockTest, ByFrequencyAPageSurvivesARotationPerHalvingOfItsHeat) {
   // cold on the fourth rotation. Page 3: no heat, cold on the first.
   for (int i = 0; i < 4; i++) mark_access(t_->words[1]);
   test_and_clear_referenced(t_->words[1]);
-  ClockHand hand(*core_, false);
-  hand.set_by_frequency(true);
+  ClockHand hand(*core_, {.by_frequency = true});
   for (int rotation = 1; rotation <= 4; rotation++) {
     std::vector<PageRef> cold;
     hand.sweep(kPages, &cold, kPages);
@@ -159,7 +158,7 @@ TEST_F(ClockTest, ByFrequencyAPageSurvivesARotationPerHalvingOfItsHeat) {
 
 TEST_F(ClockTest, PinnedPagesAreNeverColdNorZapped) {
   for (uint64_t p = 0; p < kPages; p++) pin(t_->words[p], 1);
-  ClockHand hand(*core_, false);
+  ClockHand hand(*core_, {});
   std::vector<PageRef> cold;
   hand.sweep(kPages, &cold, kPages);
   EXPECT_TRUE(cold.empty());
@@ -182,7 +181,7 @@ TEST_F(ClockTest, OneZapSpansTheUnreferencedPagesBetweenReferencedOnes) {
   // Every page mapped in the trainer's view, as after its first access.
   for (uint64_t p = 0; p < kPages; p++) *t_->page_addr(p) = 1;
   for (uint64_t p = 0; p < kPages; p++) ASSERT_TRUE(mapped(t_, p)) << p;
-  ClockHand hand(*core_, false);
+  ClockHand hand(*core_, {});
   std::vector<PageRef> cold;
   hand.sweep(kPages, &cold, kPages);
   // The referenced (even) pages and the cold ones between them in one
@@ -196,7 +195,7 @@ TEST_F(ClockTest, AZapNeverSpansAPinnedOrKeptPage) {
   for (uint64_t p = 0; p < kPages; p++) *t_->page_addr(p) = 1;
   pin(t_->words[5], 1);
   keep(9);
-  ClockHand hand(*core_, false);
+  ClockHand hand(*core_, {});
   std::vector<PageRef> cold;
   hand.sweep(kPages, &cold, kPages, -1, true);
   EXPECT_TRUE(mapped(t_, 5)) << "pinned: the batch that named it is about to read it";
@@ -211,7 +210,7 @@ TEST_F(ClockTest, AZapNeverSpansAPinnedOrKeptPage) {
 TEST_F(ClockTest, ATableNamedAheadKeepsEveryPageMapped) {
   for (uint64_t p = 0; p < kPages; p++) *t_->page_addr(p) = 1;
   t_->named_ahead.store(true);
-  ClockHand hand(*core_, false);
+  ClockHand hand(*core_, {});
   std::vector<PageRef> cold;
   hand.sweep(kPages, &cold, kPages);
   EXPECT_EQ(hand.zap_calls(), 0u);
@@ -231,7 +230,7 @@ TEST_F(ClockTest, AHotPageIsZappedEveryOtherRotation) {
   mark_access(t_->words[0]);
   ASSERT_GE(PageWord::heat(t_->words[0].load()), ClockHand::kHotHeat);
   *t_->page_addr(0) = 1;
-  ClockHand hand(*core_, false);
+  ClockHand hand(*core_, {});
   std::vector<PageRef> cold;
   hand.sweep(kPages, &cold, kPages);
   EXPECT_TRUE(referenced(0));
@@ -252,7 +251,7 @@ TEST_F(ClockTest, AHotPageIsZappedEveryOtherRotation) {
 // window ahead of it, and the program's own pages whose bits the CLOCK
 // cleared, too - so that a scan's pages go out without spending any page
 // the program used on its own.
-TEST_F(ClockTest, TheUnmarkedOnlyHandTakesTheWalkedPagesAndTouchesNoOther) {
+TEST_F(ClockTest, TheScanHandTakesTheWalkedPagesAndTouchesNoOther) {
   // Odd pages but 13: as a walk leaves them behind (walked, heat 0,
   // unreferenced); page 1 still ahead of it (referenced, heat 0); page 13
   // the program's, its bit and heat spent. Even pages: marked, and page
@@ -262,8 +261,7 @@ TEST_F(ClockTest, TheUnmarkedOnlyHandTakesTheWalkedPagesAndTouchesNoOther) {
   t_->words[1].fetch_or(PageWord::kReferenced);
   ASSERT_TRUE(test_and_clear_referenced(t_->words[2]));
   for (uint64_t p = 0; p < kPages; p++) *t_->page_addr(p) = 1;
-  ClockHand hand(*core_, false);
-  hand.set_unmarked_only(true);
+  ClockHand hand(*core_, {.scan_only = true});
   std::vector<PageRef> cold;
   EXPECT_EQ(hand.sweep(kPages, &cold, kPages), kPages);
   EXPECT_EQ(pages_of(cold), (std::vector<uint64_t>{3, 5, 7, 9, 11, 15}));
@@ -284,12 +282,11 @@ TEST_F(ClockTest, TheUnmarkedOnlyHandTakesTheWalkedPagesAndTouchesNoOther) {
 // (mark_access clears the bit). Before, its old heat made it look hot, and
 // a 1 GiB save at 25% kept 18,000 such pages while the CLOCK evicted the
 // hot rows to make room.
-TEST_F(ClockTest, TheUnmarkedOnlyHandTakesAWalkedPageWhoseHeatIsFromBefore) {
+TEST_F(ClockTest, TheScanHandTakesAWalkedPageWhoseHeatIsFromBefore) {
   for (uint64_t p = 0; p < kPages; p++) t_->words[p].fetch_and(~PageWord::kReferenced);
   t_->words[4].fetch_or(PageWord::kWalked);  // heat 1 (SetUp), walked since
   t_->words[5].fetch_or(PageWord::kWalked);  // heat 0
-  ClockHand hand(*core_, false);
-  hand.set_unmarked_only(true);
+  ClockHand hand(*core_, {.scan_only = true});
   std::vector<PageRef> cold;
   hand.sweep(kPages, &cold, kPages);
   EXPECT_EQ(pages_of(cold), (std::vector<uint64_t>{4, 5}));
@@ -309,9 +306,7 @@ TEST_F(ClockTest, AWalksOwnPagesBehindItsFrontGoNewestFirst) {
   t_->words[8].fetch_or(PageWord::kReferenced);  // read by the walk, bit not yet cleared
   t_->words[3].fetch_or(PageWord::kPinned);
   t_->walked(12);  // the front: 12 and on are the window ahead
-  ClockHand hand(*core_, false);
-  hand.set_unmarked_only(true);
-  hand.set_skip_live_walks(true);
+  ClockHand hand(*core_, {.scan_only = true});
   std::vector<PageRef> cold;
   hand.sweep(kPages, &cold, kPages);
   EXPECT_TRUE(cold.empty()) << "the live walk's table is take_behind_walks'";
