@@ -235,7 +235,7 @@ uint64_t Evictor::evict_pass(bool slow_tier) {
 uint64_t Evictor::evict(const std::vector<PageRef>& victims, bool force, int* err) {
   uint64_t freed = 0;
   std::vector<PageRef> dirty;
-  unmap_clean(victims, force);
+  unmap_named_ahead(victims, force);
   for_each_run(victims, [&](size_t i, size_t j) {
     freed += start_run(&victims[i], j - i, force, &dirty);
   });
@@ -456,29 +456,35 @@ size_t Evictor::stretch_end(const std::vector<PageRef>& pages, size_t i, bool br
   return j;
 }
 
-// Clean victims of tables named ahead (which the CLOCK leaves mapped) lose
-// their page-table entries here, a stretch a call across absent pages,
-// before start_run punches them: a punch that clears entries is a TLB
-// shootdown per call, and one that finds none is not. Only where the
-// handler maps a page back in any state (Core::continue_wp). A victim
-// accessed after this takes a MINOR fault and, referenced, stays.
-void Evictor::unmap_clean(const std::vector<PageRef>& victims, bool force) {
+// Victims of tables named ahead (which the CLOCK leaves mapped), clean and
+// dirty, lose their page-table entries here, a stretch a call across absent
+// pages (stretch_end), before start_run: a zap or punch that clears entries
+// is a TLB shootdown per call, and one that finds none is not, so the clean
+// ones' punch and the dirty ones' seal() then cost no shootdown. Why the
+// dirty ones too: sealed apart, they were stretches of their own, and a
+// save's clean and dirty victims lie interleaved (in a 1 GiB save at 25%,
+// 13,282 seal calls beside 7,122 here; with them here the save took 6.00 s
+// against 6.56 s, medians of 6 interleaved). Only where the handler maps a page back in
+// any state (Core::continue_wp). A victim accessed after this takes a
+// MINOR fault and, referenced, stays.
+void Evictor::unmap_named_ahead(const std::vector<PageRef>& victims, bool force) {
   if (!core_.continue_wp) return;
-  std::vector<PageRef> clean;
+  std::vector<PageRef> mapped;
   for (const PageRef& v : victims) {
     if (!v.table->named_ahead.load(std::memory_order_relaxed)) continue;
     uint64_t w = core_.word(v.table, v.page).load(std::memory_order_acquire);
-    if (PageWord::state(w) != PageState::kClean) continue;
+    if (PageWord::state(w) != PageState::kClean && PageWord::state(w) != PageState::kDirty)
+      continue;
     if (!force && PageWord::referenced(w)) continue;
     if ((PageWord::pinned(w) && !pins_too_) || v.table->held(v.page)) continue;
-    clean.push_back(v);
+    mapped.push_back(v);
   }
-  for (size_t i = 0; i < clean.size();) {
-    size_t j = stretch_end(clean, i, true);
+  for (size_t i = 0; i < mapped.size();) {
+    size_t j = stretch_end(mapped, i, true);
     unmap_calls_.fetch_add(1, std::memory_order_relaxed);
-    // A failure leaves them mapped: the punch clears them instead.
-    (void)sys::zap(clean[i].table->page_addr(clean[i].page),
-                   (clean[j - 1].page - clean[i].page + 1) * kPageSize);
+    // A failure leaves them mapped: the punch or the seal clears them instead.
+    (void)sys::zap(mapped[i].table->page_addr(mapped[i].page),
+                   (mapped[j - 1].page - mapped[i].page + 1) * kPageSize);
     i = j;
   }
 }

@@ -34,7 +34,7 @@ class Evictor {
   // thread's body; public for tests). Returns the pages freed from that
   // tier. Caller holds no locks.
   uint64_t evict_pass(bool slow_tier = false);
-  // Calls that unmapped or write-protected victims (seal(), unmap_clean();
+  // Calls that unmapped or write-protected victims (seal(), unmap_named_ahead();
   // each a TLB shootdown where it cleared an entry): for tests.
   uint64_t unmap_calls() const { return unmap_calls_.load(std::memory_order_relaxed); }
   // Evicting a whole table (mtier_table_evict) is evict_range(id, 0,
@@ -73,7 +73,7 @@ class Evictor {
   void log_error_once(const PageRef& v, int err);
   uint64_t finish_run(const PageRef* run, const int* results, size_t n);
   void seal(const std::vector<PageRef>& pages);
-  void unmap_clean(const std::vector<PageRef>& victims, bool force);
+  void unmap_named_ahead(const std::vector<PageRef>& victims, bool force);
   size_t stretch_end(const std::vector<PageRef>& pages, size_t i, bool bridge) const;
   bool bridgeable_between(const PageRef& a, const PageRef& b, bool resident_too) const;
   bool walk_reading_in() const;

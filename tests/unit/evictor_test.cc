@@ -326,6 +326,33 @@ TEST_F(EvictorTest, CleanVictimsOfATableNamedAheadAreUnmappedInStretches) {
   EXPECT_EQ(in_memfd(3, 1), 1);
 }
 
+// Dirty victims of a table named ahead lose their entries in the same
+// stretches as the clean ones beside them: one zap for pages 0-2 (clean,
+// dirty, clean), then the seal of page 1, which finds no entry left (no
+// shootdown). Before, the clean ones' zaps stopped at the dirty page: three
+// calls, each clearing entries. The dirty page's data comes back.
+TEST_F(EvictorTest, DirtyVictimsOfATableNamedAheadAreUnmappedWithTheCleanOnes) {
+  e_.core->continue_wp = true;
+  e_.table->named_ahead = true;
+  for (uint64_t p : {0, 1, 2}) {
+    const char v = p == 1 ? 0x31 : 0;
+    e_.make_resident(p, v, p == 1);
+    ASSERT_EQ(*static_cast<volatile char*>(e_.addr(p)), v);
+  }
+  ASSERT_EQ(evictor_->evict_range(e_.table->id, 0, 3, true), 0);
+  EXPECT_EQ(evictor_->unmap_calls(), 2u);  // pages 0-2, then the seal of page 1
+  for (uint64_t p : {0, 1, 2}) {
+    EXPECT_EQ(e_.state(p), PageState::kAbsent) << p;
+    EXPECT_FALSE(has_pte(e_.addr(p))) << p;
+  }
+  EXPECT_EQ(e_.store->writes, 1u);
+  FaultHandler handler(*e_.core);
+  ASSERT_EQ(handler.prepare(), 0);
+  struct uffd_msg m = fault_msg(e_.addr(1));
+  handler.handle_batch(&m, 1);
+  EXPECT_TRUE(e_.page_is(1, 0x31));
+}
+
 // cluster_writes: dirty pages whose slots lie apart are written as one run
 // of consecutive slots (one transfer in the file store), their old slots
 // freed; each comes back intact from its new slot.
